@@ -1,0 +1,31 @@
+import express, { type Express } from "express";
+import type { Config } from "./config.js";
+import { docsRouter } from "./http/docs-page.js";
+import { errorHandler, unmatched } from "./http/errors.js";
+import { mountRoutes, requestId } from "./http/mount.js";
+import type { Logger } from "./log.js";
+import { routeTable } from "./routes.js";
+import type { Services } from "./services.js";
+import type { Stores } from "./stores/index.js";
+
+export interface AppDeps {
+  config: Config;
+  stores: Stores;
+  services: Services;
+  log: Logger;
+}
+
+/** Express composition: request id → routes from the table → docs → 404/405 → the error handler. */
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("query parser", "simple");
+  app.use(requestId(deps.log));
+  const routes = routeTable(deps.services, deps.stores);
+  mountRoutes(app, routes, { keys: deps.services.keys });
+  app.use(docsRouter());
+  app.use(unmatched(routes));
+  app.use(errorHandler(deps.log));
+  return app;
+}

@@ -1,0 +1,44 @@
+import { type Config, ConfigError, loadConfig } from "../config.js";
+import { AppError } from "../errors.js";
+import { createLogger } from "../log.js";
+import { buildServices, type Services } from "../services.js";
+import { DataDirLockedError } from "../stores/data-dir-lock.js";
+import { openStores, StoreConfigError, type Stores } from "../stores/index.js";
+import { MigrationError, migrate } from "../stores/migrations.js";
+
+export interface CliContext {
+  config: Config;
+  stores: Stores;
+  services: Services;
+}
+
+/** Opens config, stores (applying pending migrations) and services for one command, then closes them. */
+export async function withContext<T>(purpose: string, fn: (ctx: CliContext) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const log = createLogger(config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL);
+  const stores = await openStores(config, purpose);
+  try {
+    await migrate(stores.sql, stores.warehouse);
+    return await fn({ config, stores, services: buildServices(stores, config, log) });
+  } finally {
+    await stores.close();
+  }
+}
+
+/** Errors a user can act on print one line; anything else prints its stack. */
+export function reportCliError(err: unknown): never {
+  const expected =
+    err instanceof ConfigError ||
+    err instanceof StoreConfigError ||
+    err instanceof DataDirLockedError ||
+    err instanceof MigrationError ||
+    err instanceof AppError;
+  if (expected) process.stderr.write(`pixelhouse: ${(err as Error).message}\n`);
+  else process.stderr.write(`pixelhouse: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`);
+  process.exit(err instanceof DataDirLockedError ? 3 : 1);
+}
+
+/** `--json` prints one JSON document; otherwise the human lines. */
+export function output(json: boolean | undefined, data: unknown, human: string[]): void {
+  process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${human.join("\n")}\n`);
+}

@@ -1,0 +1,68 @@
+import { z } from "zod";
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+const optionalUrl = (protocols: readonly string[]) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v === "" ? undefined : v))
+    .refine((v) => v === undefined || URL.canParse(v), "must be a URL")
+    .refine(
+      (v) => v === undefined || protocols.includes(new URL(v).protocol),
+      `must start with ${protocols.map((p) => `${p}//`).join(" or ")}`,
+    );
+
+/** Every setting the process reads from its environment; the docs' configuration table mirrors it. */
+export const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  DATA_DIR: z.string().min(1).default("./.pixelhouse"),
+  DATABASE_URL: optionalUrl(["postgres:", "postgresql:"]),
+  CLICKHOUSE_URL: optionalUrl(["http:", "https:"]),
+  CLICKHOUSE_USER: z.string().default("default"),
+  CLICKHOUSE_PASSWORD: z.string().default(""),
+  CLICKHOUSE_DATABASE: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "must be a plain identifier (letters, digits, underscore)")
+    .default("pixelhouse"),
+  REDIS_URL: optionalUrl(["redis:", "rediss:"]),
+  KEY_SECRET: z
+    .string()
+    .optional()
+    .transform((v) => (v === "" ? undefined : v))
+    .refine((v) => v === undefined || v.length >= 32, "must be at least 32 characters"),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  /** How long a verified key may be served from the in-process cache; revocation waits at most this long. */
+  KEY_CACHE_MS: z.coerce.number().int().min(0).max(5000).default(4000),
+  /** On first start of an empty embedded store, create a demo account, pixel and key. */
+  DEMO_ON_FIRST_START: z
+    .enum(["true", "false", "1", "0"])
+    .default("true")
+    .transform((v) => v === "true" || v === "1"),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {}
+
+/** Parses the environment; the first problem becomes one line naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const picked: Record<string, string | undefined> = {};
+  for (const key of Object.keys(configSchema.shape)) picked[key] = env[key];
+  const parsed = configSchema.safeParse(picked);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const name = String(issue.path[0] ?? "environment");
+  const raw = picked[name];
+  const shown =
+    raw === undefined ? "" : name.includes("SECRET") || name.includes("PASSWORD") ? "" : ` (got "${raw}")`;
+  throw new ConfigError(`invalid configuration: ${name} ${issue.message}${shown}`);
+}
+
+export const storeModes = (config: Config) => ({
+  sql: config.DATABASE_URL ? "postgres" : "pglite",
+  warehouse: config.CLICKHOUSE_URL ? "clickhouse" : "chdb",
+  kv: config.REDIS_URL ? "redis" : "memory",
+});

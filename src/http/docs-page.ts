@@ -1,0 +1,33 @@
+import express, { type Router } from "express";
+import swaggerUi from "swagger-ui-dist";
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>pixelhouse API reference</title>
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="/docs/assets/swagger-ui-bundle.js"></script>
+  <script src="/docs/init.js"></script>
+</body>
+</html>`;
+
+const INIT = `window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#swagger-ui", deepLinking: true,
+  persistAuthorization: false, tryItOutEnabled: true });`;
+
+/** The human API reference at /docs, served from the bundled swagger-ui-dist package (no CDN). */
+export function docsRouter(): Router {
+  const router = express.Router();
+  router.get("/docs", (_req, res) => {
+    res.type("html").send(PAGE);
+  });
+  router.get("/docs/init.js", (_req, res) => {
+    res.type("application/javascript").send(INIT);
+  });
+  router.use("/docs/assets", express.static(swaggerUi.getAbsoluteFSPath(), { index: false, maxAge: "1h" }));
+  return router;
+}

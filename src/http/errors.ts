@@ -1,0 +1,82 @@
+import type { ErrorRequestHandler, RequestHandler } from "express";
+import { match } from "path-to-regexp";
+import { AppError, MethodNotAllowedError, NotFoundError, UnavailableError } from "../errors.js";
+import type { Logger } from "../log.js";
+import { KvUnavailableError } from "../stores/kv/port.js";
+import { SqlUnavailableError } from "../stores/sql/port.js";
+import { WarehouseUnavailableError } from "../stores/warehouse/port.js";
+import type { RouteDef } from "./route.js";
+
+/** After every route: a known path with another method is 405, anything else 404 — both JSON. */
+export function unmatched(routes: readonly RouteDef[]): RequestHandler {
+  const matchers = routes.map((r) => ({ method: r.method.toUpperCase(), test: match(r.path) }));
+  return (req, _res, next) => {
+    const allow = new Set<string>();
+    for (const m of matchers) if (m.test(req.path)) allow.add(m.method);
+    if (allow.size === 0) return next(new NotFoundError("Not Found"));
+    if (allow.has("GET")) allow.add("HEAD");
+    next(new MethodNotAllowedError([...allow].sort()));
+  };
+}
+
+/** A detail entry of the events envelope. */
+export interface EventIssue {
+  message: string;
+  index: number;
+  field: string;
+}
+
+const EVENT_CODES: Record<number, string> = {
+  400: "VALIDATION_ERROR",
+  404: "NOT_FOUND",
+  405: "METHOD_NOT_ALLOWED",
+  413: "PAYLOAD_TOO_LARGE",
+  415: "UNSUPPORTED_MEDIA_TYPE",
+  429: "RATE_LIMITED",
+  500: "INTERNAL_ERROR",
+  503: "SERVICE_UNAVAILABLE",
+};
+
+function storeOutage(err: unknown): UnavailableError | null {
+  if (err instanceof SqlUnavailableError)
+    return new UnavailableError("Service Unavailable: the SQL store is not reachable");
+  if (err instanceof WarehouseUnavailableError) {
+    return new UnavailableError("Service Unavailable: the warehouse is not reachable");
+  }
+  if (err instanceof KvUnavailableError)
+    return new UnavailableError("Service Unavailable: the cache store is not reachable");
+  return null;
+}
+
+/**
+ * The only place errors become responses. AppErrors carry their status and body; store outages are
+ * 503 with Retry-After; anything else is a 500 that names the request id and nothing internal.
+ */
+export function errorHandler(log: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const requestId = String(res.locals.requestId ?? "");
+    const known: AppError | null = err instanceof AppError ? err : storeOutage(err);
+    if (res.headersSent) {
+      log.error({ err, requestId }, "error after the response started");
+      res.destroy();
+      return;
+    }
+    const status = known?.status ?? 500;
+    if (!known) log.error({ err, requestId, method: req.method, path: req.path }, "unhandled error");
+    else if (status >= 500) log.warn({ err: err as Error, requestId }, known.message);
+    for (const [name, value] of Object.entries(known?.headers() ?? {})) res.setHeader(name, value);
+    const events = res.locals.errorEnvelope === "events" && status !== 401 && status !== 403;
+    let body: Record<string, unknown>;
+    if (events) {
+      const message = known?.message ?? "Internal Server Error";
+      const details: EventIssue[] = (known as { eventIssues?: EventIssue[] } | null)?.eventIssues ?? [];
+      body = { requestId, message, error: { code: EVENT_CODES[status] ?? "ERROR", message, details } };
+    } else if (known) {
+      body = known.body();
+      if (status >= 500) body.requestId = requestId;
+    } else {
+      body = { message: "Internal Server Error", requestId };
+    }
+    res.status(status).json(body);
+  };
+}

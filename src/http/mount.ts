@@ -1,0 +1,96 @@
+import { randomUUID } from "node:crypto";
+import type { Express, NextFunction, Request, RequestHandler, Response } from "express";
+import { ForbiddenError, MissingScopeError, NotFoundError } from "../errors.js";
+import type { ApiKeyService, Principal } from "../keys/service.js";
+import type { Logger } from "../log.js";
+import { parseJsonBody, readRawBody } from "./json-body.js";
+import type { RouteDef } from "./route.js";
+import { parseWith } from "./validate.js";
+
+const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/** Every response carries `x-request-id` (a UUID); it is logged with the request's outcome. */
+export function requestId(log: Logger): RequestHandler {
+  return (req, res, next) => {
+    const id = randomUUID();
+    const started = performance.now();
+    res.locals.requestId = id;
+    res.setHeader("x-request-id", id);
+    res.on("finish", () => {
+      log.info(
+        {
+          requestId: id,
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          ms: +(performance.now() - started).toFixed(1),
+        },
+        "request",
+      );
+    });
+    next();
+  };
+}
+
+const header = (req: Request, name: string): string | undefined => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+export interface MountDeps {
+  keys: ApiKeyService;
+}
+
+/** Turns the route table into express routes: read body → authenticate → validate → handle. */
+export function mountRoutes(app: Express, routes: readonly RouteDef[], deps: MountDeps): void {
+  for (const def of routes) {
+    app[def.method](def.path, async (req: Request, res: Response, next: NextFunction) => {
+      try {
+        if (def.errorEnvelope) res.locals.errorEnvelope = def.errorEnvelope;
+        let principal: Principal | undefined;
+        if (def.auth !== "public") {
+          principal = await deps.keys.authenticate(header(req, "x-api-key"), header(req, "x-pixel-id"));
+          if (def.auth !== "any-key" && !principal.scopes.has(def.auth))
+            throw new MissingScopeError(def.auth);
+        }
+        const rawBody =
+          def.body && req.method !== "GET" && req.method !== "HEAD"
+            ? parseJsonBody(await readRawBody(req, def.bodyLimit ?? DEFAULT_BODY_LIMIT))
+            : undefined;
+        const ctx = {
+          body: def.body ? parseWith(def.body, rawBody) : undefined,
+          query: def.query ? parseWith(def.query, { ...req.query }) : undefined,
+          params: def.params ? parseWith(def.params, { ...req.params }) : undefined,
+          principal: principal as Principal,
+          requestId: String(res.locals.requestId),
+          req,
+          res,
+        };
+        const result = await def.handler(ctx);
+        if (result !== undefined && !res.headersSent) res.status(200).json(result);
+      } catch (err) {
+        next(err);
+      }
+    });
+  }
+}
+
+/** Body `pixelId` must name the header's pixel (403 otherwise). */
+export function assertPixelMatches(bodyPixelId: string | undefined, principal: Principal): void {
+  if (bodyPixelId !== undefined && bodyPixelId !== principal.pixelId) {
+    throw new ForbiddenError("pixelId does not match x-pixel-id");
+  }
+}
+
+/**
+ * A row of another pixel answers exactly like a missing one: same status, byte-identical body, so
+ * a caller cannot learn that an id exists elsewhere.
+ */
+export function ownedOrNotFound<T extends { pixelId: string }>(
+  row: T | null | undefined,
+  principal: Principal,
+  message: string,
+): T {
+  if (!row || row.pixelId !== principal.pixelId) throw new NotFoundError(message);
+  return row;
+}

@@ -1,0 +1,168 @@
+import { LRUCache } from "lru-cache";
+import { ulid } from "ulid";
+import { AccessDeniedError, NotFoundError, UnauthorizedError } from "../errors.js";
+import type { SqlStore } from "../stores/sql/port.js";
+import { displayPrefix, generateKey, hashesEqual, hashKey, parseKey } from "./format.js";
+import { effectiveScopes, type Scope } from "./scopes.js";
+
+export interface ApiKeyRecord {
+  id: string;
+  pixelId: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+interface KeyRow {
+  id: string;
+  pixel_id: string;
+  name: string;
+  public_id: string;
+  key_hash: Uint8Array;
+  scopes: string[];
+  created_at: Date;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  pixel_status: string;
+}
+
+/** What a request learns about the key that authenticated it. */
+export interface Principal {
+  keyId: string;
+  pixelId: string;
+  accountId: string;
+  scopes: Set<Scope>;
+}
+
+const toRecord = (r: Omit<KeyRow, "key_hash" | "pixel_status">): ApiKeyRecord => ({
+  id: r.id,
+  pixelId: r.pixel_id,
+  name: r.name,
+  prefix: displayPrefix(r.public_id),
+  scopes: r.scopes,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+  revokedAt: r.revoked_at,
+  lastUsedAt: r.last_used_at,
+});
+
+const LAST_USED_EVERY_MS = 60_000;
+
+export class ApiKeyService {
+  /** Verified rows by public id; entries live at most `cacheMs`, which bounds how late a revocation bites. */
+  private readonly cache: LRUCache<string, KeyRow & { account_id: string }>;
+  private readonly lastUsedWritten = new Map<string, number>();
+
+  constructor(
+    private readonly sql: SqlStore,
+    private readonly secret: string,
+    private readonly cacheMs: number,
+    private readonly onBackgroundError: (err: unknown) => void = () => {},
+  ) {
+    this.cache = new LRUCache({ max: 10_000, ttl: Math.max(1, cacheMs) });
+  }
+
+  async create(input: {
+    pixelId: string;
+    scopes: string[];
+    name?: string;
+    expiresAt?: Date | null;
+  }): Promise<{ key: string; record: ApiKeyRecord }> {
+    const { raw, publicId } = generateKey();
+    const { rows } = await this.sql.query<KeyRow>(
+      `INSERT INTO api_keys (id, pixel_id, name, public_id, key_hash, scopes, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       RETURNING id, pixel_id, name, public_id, scopes, created_at, expires_at, revoked_at, last_used_at`,
+      [
+        ulid(),
+        input.pixelId,
+        input.name ?? "",
+        publicId,
+        hashKey(this.secret, raw),
+        input.scopes,
+        input.expiresAt ?? null,
+      ],
+    );
+    return { key: raw, record: toRecord(rows[0]!) };
+  }
+
+  async list(pixelId: string): Promise<ApiKeyRecord[]> {
+    const { rows } = await this.sql.query<KeyRow>(
+      `SELECT id, pixel_id, name, public_id, scopes, created_at, expires_at, revoked_at, last_used_at
+       FROM api_keys WHERE pixel_id = $1 ORDER BY created_at, id`,
+      [pixelId],
+    );
+    return rows.map(toRecord);
+  }
+
+  async revoke(keyId: string): Promise<ApiKeyRecord> {
+    const { rows } = await this.sql.query<KeyRow>(
+      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1
+       RETURNING id, pixel_id, name, public_id, scopes, created_at, expires_at, revoked_at, last_used_at`,
+      [keyId],
+    );
+    const row = rows[0];
+    if (!row) throw new NotFoundError(`API key ${keyId} not found`);
+    this.cache.delete(row.public_id);
+    return toRecord(row);
+  }
+
+  /**
+   * Authenticates headers: malformed → 401 before any store is touched; unknown, wrong secret,
+   * revoked, expired, another pixel's key or an inactive pixel → 403 (one body for all of them).
+   */
+  async authenticate(rawKey: string | undefined, pixelId: string | undefined): Promise<Principal> {
+    if (!rawKey || !pixelId || !isWellFormedPixelId(pixelId)) throw new UnauthorizedError();
+    const parsed = parseKey(rawKey);
+    if (!parsed) throw new UnauthorizedError();
+    const row = await this.lookup(parsed.publicId);
+    if (!row) throw new AccessDeniedError("unknown key");
+    if (!hashesEqual(row.key_hash, hashKey(this.secret, rawKey)))
+      throw new AccessDeniedError("secret mismatch");
+    const now = Date.now();
+    if (row.revoked_at) throw new AccessDeniedError("revoked");
+    if (row.expires_at && row.expires_at.getTime() <= now) throw new AccessDeniedError("expired");
+    if (row.pixel_id !== pixelId) throw new AccessDeniedError("key of another pixel");
+    if (row.pixel_status !== "active") throw new AccessDeniedError("inactive pixel");
+    this.touch(row.id, now);
+    return {
+      keyId: row.id,
+      pixelId: row.pixel_id,
+      accountId: row.account_id,
+      scopes: effectiveScopes(row.scopes),
+    };
+  }
+
+  private async lookup(publicId: string) {
+    const cached = this.cache.get(publicId);
+    if (cached) return cached;
+    const { rows } = await this.sql.query<KeyRow & { account_id: string }>(
+      `SELECT k.id, k.pixel_id, k.name, k.public_id, k.key_hash, k.scopes, k.created_at, k.expires_at,
+              k.revoked_at, k.last_used_at, p.status AS pixel_status, p.account_id
+       FROM api_keys k JOIN pixels p ON p.id = k.pixel_id WHERE k.public_id = $1`,
+      [publicId],
+    );
+    const row = rows[0];
+    if (row && this.cacheMs > 0) this.cache.set(publicId, row);
+    return row;
+  }
+
+  /** `last_used_at` is written at most once a minute per key, off the request path. */
+  private touch(keyId: string, now: number) {
+    const last = this.lastUsedWritten.get(keyId) ?? 0;
+    if (now - last < LAST_USED_EVERY_MS) return;
+    this.lastUsedWritten.set(keyId, now);
+    this.sql
+      .query("UPDATE api_keys SET last_used_at = now() WHERE id = $1", [keyId])
+      .catch((err) => this.onBackgroundError(err));
+  }
+}
+
+/** Pixel ids: 1–64 of letters, digits, `_` and `-`. */
+export const PIXEL_ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
+export const isWellFormedPixelId = (v: string) => PIXEL_ID_RE.test(v);

@@ -1,0 +1,60 @@
+import type { AddressInfo } from "node:net";
+import { createApp } from "./app.js";
+import { createDemoOnFirstStart } from "./bootstrap.js";
+import { type Config, storeModes } from "./config.js";
+import { createLogger } from "./log.js";
+import { buildServices } from "./services.js";
+import { openStores } from "./stores/index.js";
+import { migrate } from "./stores/migrations.js";
+
+/** Process entry for `serve`: config → stores → migrations → app → listen; graceful shutdown. */
+export async function serve(config: Config): Promise<void> {
+  const log = createLogger(config.LOG_LEVEL);
+  const started = performance.now();
+  const stores = await openStores(config, "serve (npm start)");
+  await migrate(stores.sql, stores.warehouse);
+  const services = buildServices(stores, config, log);
+  const demo = await createDemoOnFirstStart(config, stores, services);
+  const app = createApp({ config, stores, services, log });
+  const server = app.listen(config.PORT, config.HOST);
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.HOST === "0.0.0.0" || config.HOST === "::" ? "localhost" : config.HOST;
+  const url = `http://${host}:${port}`;
+  log.info(
+    { url, stores: storeModes(config), ms: Math.round(performance.now() - started) },
+    "pixelhouse ready",
+  );
+  if (demo) {
+    process.stdout.write(
+      [
+        "",
+        "A demo account and pixel were created on this first start. Its all-scopes API key (shown only once):",
+        `  ${demo.key}`,
+        "Try:",
+        `  curl -s ${url}/accounts/api/account -H 'x-api-key: ${demo.key}' -H 'x-pixel-id: ${demo.pixelId}'`,
+        `API reference: ${url}/docs`,
+        "",
+      ].join("\n"),
+    );
+  }
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "shutting down");
+    const force = setTimeout(() => process.exit(1), 10_000);
+    force.unref();
+    server.close(async () => {
+      await stores.close();
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  };
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+}

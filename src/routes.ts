@@ -1,0 +1,30 @@
+import { accountRoutes } from "./accounts/routes.js";
+import { buildOpenApi } from "./http/openapi.js";
+import { type RouteDef, route } from "./http/route.js";
+import { systemRoutes } from "./http/system-routes.js";
+import type { Services } from "./services.js";
+import type { Stores } from "./stores/index.js";
+import { VERSION } from "./version.js";
+
+/**
+ * The route table: every endpoint with its method, path, scope and schemas, in one list. The app
+ * mounts it, /openapi.json is generated from it, and the auth test walks it.
+ */
+export function routeTable(services: Services, stores: Stores): RouteDef[] {
+  const routes: RouteDef[] = [...systemRoutes(stores), ...accountRoutes(services.accounts)];
+  let doc: object | undefined;
+  routes.push(
+    route({
+      method: "get",
+      path: "/openapi.json",
+      auth: "public",
+      tag: "Operations",
+      summary: "This API's OpenAPI 3.1 document",
+      handler: () => {
+        doc ??= buildOpenApi(routes, VERSION);
+        return doc;
+      },
+    }),
+  );
+  return routes;
+}

@@ -1,0 +1,84 @@
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Config } from "../config.js";
+import { lockDataDir } from "./data-dir-lock.js";
+import { MemoryKv } from "./kv/memory.js";
+import type { KvStore } from "./kv/port.js";
+import { RedisKv } from "./kv/redis.js";
+import { PgSqlStore } from "./sql/pg.js";
+import { PgliteSqlStore } from "./sql/pglite.js";
+import type { SqlStore } from "./sql/port.js";
+import { ChdbWarehouse } from "./warehouse/chdb.js";
+import { ClickHouseWarehouse } from "./warehouse/clickhouse.js";
+import type { WarehouseStore } from "./warehouse/port.js";
+
+export interface Stores {
+  sql: SqlStore;
+  warehouse: WarehouseStore;
+  kv: KvStore;
+  /** The server secret keyed into API key hashes. */
+  keySecret: string;
+  close(): Promise<void>;
+}
+
+export class StoreConfigError extends Error {}
+
+/** Opens each store with the adapter its configuration picks; the only place that knows adapters. */
+export async function openStores(config: Config, purpose: string): Promise<Stores> {
+  const embedded = !config.DATABASE_URL || !config.CLICKHOUSE_URL;
+  const release = embedded ? lockDataDir(config.DATA_DIR, purpose) : () => {};
+  const opened: { close(): Promise<void> }[] = [];
+  try {
+    const keySecret = resolveKeySecret(config);
+    const sql: SqlStore = config.DATABASE_URL
+      ? new PgSqlStore(config.DATABASE_URL)
+      : await PgliteSqlStore.open(join(config.DATA_DIR, "pg"));
+    opened.push(sql);
+    const warehouse: WarehouseStore = config.CLICKHOUSE_URL
+      ? await ClickHouseWarehouse.open({
+          url: config.CLICKHOUSE_URL,
+          username: config.CLICKHOUSE_USER,
+          password: config.CLICKHOUSE_PASSWORD,
+          database: config.CLICKHOUSE_DATABASE,
+        })
+      : await ChdbWarehouse.open(join(config.DATA_DIR, "ch"), config.CLICKHOUSE_DATABASE);
+    opened.push(warehouse);
+    const kv: KvStore = config.REDIS_URL ? new RedisKv(config.REDIS_URL) : new MemoryKv();
+    opened.push(kv);
+    return {
+      sql,
+      warehouse,
+      kv,
+      keySecret,
+      async close() {
+        for (const s of opened.reverse()) await s.close().catch(() => {});
+        release();
+      },
+    };
+  } catch (err) {
+    for (const s of opened.reverse()) await s.close().catch(() => {});
+    release();
+    throw err;
+  }
+}
+
+/**
+ * KEY_SECRET when set. Embedded Postgres keeps a generated one beside its data (mode 0600); a server
+ * Postgres is shared by several processes, so there the secret must be configured.
+ */
+export function resolveKeySecret(config: Config): string {
+  if (config.KEY_SECRET) return config.KEY_SECRET;
+  if (config.DATABASE_URL) {
+    throw new StoreConfigError(
+      "invalid configuration: KEY_SECRET is required when DATABASE_URL is set (every process must hash keys alike)",
+    );
+  }
+  mkdirSync(config.DATA_DIR, { recursive: true });
+  const file = join(config.DATA_DIR, "key-secret");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  const secret = randomBytes(32).toString("base64url");
+  writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: "wx" });
+  chmodSync(file, 0o600);
+  return secret;
+}

@@ -1,0 +1,144 @@
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { SqlExecutor, SqlStore } from "./sql/port.js";
+import type { WarehouseStore } from "./warehouse/port.js";
+
+export const SQL_DIR = fileURLToPath(new URL("../../sql", import.meta.url));
+
+export interface Migration {
+  version: number;
+  name: string;
+  file: string;
+  sql: string;
+  checksum: string;
+}
+
+export class MigrationError extends Error {}
+
+/** Reads `NNN_name.sql` files in version order. */
+export function readMigrations(dir: string): Migration[] {
+  const files = readdirSync(dir).filter((f) => f.endsWith(".sql"));
+  const out: Migration[] = [];
+  for (const file of files) {
+    const m = /^(\d{3,})_([a-z0-9_]+)\.sql$/.exec(file);
+    if (!m) throw new MigrationError(`migration file name ${file} is not NNN_name.sql`);
+    const sql = readFileSync(join(dir, file), "utf8");
+    out.push({
+      version: Number(m[1]),
+      name: m[2]!,
+      file: join(dir, file),
+      sql,
+      checksum: createHash("sha256").update(sql).digest("hex"),
+    });
+  }
+  out.sort((a, b) => a.version - b.version);
+  for (let i = 1; i < out.length; i++) {
+    if (out[i]!.version === out[i - 1]!.version)
+      throw new MigrationError(`two migrations share version ${out[i]!.version}`);
+  }
+  return out;
+}
+
+interface Applied {
+  version: number;
+  checksum: string;
+}
+
+function plan(all: Migration[], applied: Applied[], store: string): Migration[] {
+  const byVersion = new Map(applied.map((a) => [Number(a.version), a.checksum]));
+  for (const m of all) {
+    const sum = byVersion.get(m.version);
+    if (sum !== undefined && sum !== m.checksum) {
+      throw new MigrationError(
+        `${store} migration ${m.file} was edited after it was applied (checksum ${sum.slice(0, 12)}… ≠ ${m.checksum.slice(0, 12)}…); add a new migration instead`,
+      );
+    }
+  }
+  return all.filter((m) => !byVersion.has(m.version));
+}
+
+/** Same 64-bit id in every process: serializes concurrent migrators on the Postgres side. */
+const LOCK_ID = 7_146_022_611;
+
+export interface MigrationReport {
+  sql: string[];
+  warehouse: string[];
+}
+
+/**
+ * Applies pending migrations to both stores. The whole run holds a Postgres advisory lock, so two
+ * processes starting at once apply each migration once; the Postgres part is one transaction.
+ */
+export async function migrate(
+  sql: SqlStore,
+  warehouse: WarehouseStore,
+  options: { warehouseDir?: string } = {},
+): Promise<MigrationReport> {
+  const pgMigrations = readMigrations(join(SQL_DIR, "postgres"));
+  const chMigrations = readMigrations(options.warehouseDir ?? join(SQL_DIR, "clickhouse"));
+  return sql.transaction(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock($1)", [LOCK_ID]);
+    const sqlApplied = await migrateSql(tx, pgMigrations);
+    const whApplied = await migrateWarehouse(warehouse, chMigrations);
+    return { sql: sqlApplied, warehouse: whApplied };
+  });
+}
+
+async function migrateSql(tx: SqlExecutor, all: Migration[]): Promise<string[]> {
+  await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now())`);
+  const { rows } = await tx.query<Applied>("SELECT version, checksum FROM schema_migrations");
+  const pending = plan(all, rows, "postgres");
+  for (const m of pending) {
+    try {
+      await tx.exec(m.sql);
+    } catch (err) {
+      throw new MigrationError(`postgres migration ${m.file} failed: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    await tx.query("INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)", [
+      m.version,
+      m.name,
+      m.checksum,
+    ]);
+  }
+  return pending.map((m) => `${m.version}_${m.name}`);
+}
+
+/** ClickHouse has no transactional DDL: statements are idempotent and the record is written last. */
+async function migrateWarehouse(wh: WarehouseStore, all: Migration[]): Promise<string[]> {
+  await wh.command(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version UInt32, name String, checksum String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3))
+    ENGINE = ReplacingMergeTree ORDER BY version`);
+  const rows = await wh.query<Applied>("SELECT version, checksum FROM schema_migrations FINAL");
+  const pending = plan(all, rows, "clickhouse");
+  for (const m of pending) {
+    for (const statement of splitStatements(m.sql)) {
+      try {
+        await wh.command(statement);
+      } catch (err) {
+        throw new MigrationError(`clickhouse migration ${m.file} failed: ${(err as Error).message}`, {
+          cause: err,
+        });
+      }
+    }
+    await wh.insert("schema_migrations", [{ version: m.version, name: m.name, checksum: m.checksum }]);
+  }
+  return pending.map((m) => `${m.version}_${m.name}`);
+}
+
+/** Splits a script on `;` at the end of a line; `--` comment lines are dropped. */
+export function splitStatements(script: string): string[] {
+  const withoutComments = script
+    .split("\n")
+    .filter((line) => !line.trimStart().startsWith("--"))
+    .join("\n");
+  return withoutComments
+    .split(/;\s*(?:\n|$)/)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}

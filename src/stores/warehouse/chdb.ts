@@ -1,0 +1,140 @@
+import { mkdirSync } from "node:fs";
+import { type ChdbResult, Session } from "chdb";
+import {
+  classifyWarehouseError,
+  type Params,
+  type QueryOptions,
+  type QueryStats,
+  toWireParams,
+  WarehouseError,
+  WarehouseParameterError,
+  type WarehouseStore,
+  WarehouseUnavailableError,
+} from "./port.js";
+import { SHARED_SETTINGS, settingsClause } from "./settings.js";
+
+/**
+ * chDB: the ClickHouse engine inside this process. One Session per data directory per process (the
+ * engine refuses a second directory), and `USE` is session state, so one adapter owns the session.
+ */
+export class ChdbWarehouse implements WarehouseStore {
+  readonly kind = "chdb" as const;
+
+  private constructor(
+    private readonly session: Session,
+    readonly database: string,
+  ) {}
+
+  static async open(dir: string, database: string): Promise<ChdbWarehouse> {
+    mkdirSync(dir, { recursive: true });
+    let session: Session;
+    try {
+      session = new Session(dir);
+    } catch (err) {
+      throw mapError(err);
+    }
+    const store = new ChdbWarehouse(session, database);
+    try {
+      await store.command(`CREATE DATABASE IF NOT EXISTS ${database}`);
+      await store.command(`USE ${database}`);
+      for (const [name, value] of Object.entries(SHARED_SETTINGS)) {
+        await store.command(`SET ${name} = ${typeof value === "string" ? `'${value}'` : value}`);
+      }
+    } catch (err) {
+      session.close();
+      throw err;
+    }
+    return store;
+  }
+
+  async query<T>(sql: string, params?: Params, options?: QueryOptions): Promise<T[]> {
+    return (await this.queryWithStats<T>(sql, params, options)).rows;
+  }
+
+  async queryWithStats<T>(
+    sql: string,
+    params?: Params,
+    options?: QueryOptions,
+  ): Promise<{ rows: T[]; stats: QueryStats }> {
+    const result = await this.run(sql, params, options, "JSONEachRow");
+    const text = result.text();
+    const rows: T[] = [];
+    for (const line of text.split("\n")) if (line) rows.push(JSON.parse(line) as T);
+    return {
+      rows,
+      stats: { elapsedMs: result.elapsed * 1000, rowsRead: result.rowsRead, bytesRead: result.bytesRead },
+    };
+  }
+
+  async command(sql: string, params?: Params, options?: QueryOptions): Promise<void> {
+    await this.run(sql, params, options, "TSV");
+  }
+
+  async insert(
+    table: string,
+    rows: readonly Record<string, unknown>[],
+    options?: QueryOptions,
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(table))
+      throw new WarehouseParameterError(`bad table name "${table}"`);
+    let payload = "";
+    for (const row of rows) payload += `${JSON.stringify(row)}\n`;
+    try {
+      await this.session.insert({
+        table,
+        values: Buffer.from(payload),
+        format: "JSONEachRow",
+        ...(options?.settings ? { settings: { ...options.settings } } : {}),
+        ...(options?.signal ? { signal: options.signal } : {}),
+      });
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.query("SELECT 1");
+  }
+
+  async close(): Promise<void> {
+    this.session.close();
+  }
+
+  private async run(
+    sql: string,
+    params: Params | undefined,
+    options: QueryOptions | undefined,
+    format: string,
+  ): Promise<ChdbResult> {
+    const wire = toWireParams(params);
+    const text = sql.trimEnd().replace(/;$/, "") + settingsClause(options?.settings);
+    const opts = { format, ...(options?.signal ? { signal: options.signal } : {}) };
+    try {
+      return Object.keys(wire).length === 0
+        ? await this.session.queryAsync(text, opts)
+        : await this.session.queryBindAsync(text, wire, opts);
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+}
+
+function mapError(err: unknown): WarehouseError {
+  if (err instanceof WarehouseError) return err;
+  const e = err as { message?: string; code?: string; clickhouseCode?: number; name?: string };
+  const message = e?.message ?? String(err);
+  if (e?.code === "CHDB_CLOSED" || e?.code === "CHDB_CONNECTION") {
+    return new WarehouseUnavailableError(message, e.clickhouseCode, { cause: err });
+  }
+  if (e?.code === "CHDB_BIND") return new WarehouseParameterError(message, e.clickhouseCode, { cause: err });
+  if (e?.name === "AbortError" || e?.code === "ABORT_ERR" || e?.code === "CHDB_TIMEOUT") {
+    return classifyWarehouseError(message, 159, err);
+  }
+  return classifyWarehouseError(message, e?.clickhouseCode ?? codeFromMessage(message), err);
+}
+
+function codeFromMessage(message: string): number | undefined {
+  const m = /Code: (\d+)\./.exec(message);
+  return m ? Number(m[1]) : undefined;
+}

@@ -1,0 +1,157 @@
+import {
+  type ClickHouseClient,
+  type ClickHouseClientConfigOptions,
+  ClickHouseError,
+  createClient,
+} from "@clickhouse/client";
+import {
+  classifyWarehouseError,
+  type Params,
+  type QueryOptions,
+  type QueryStats,
+  toWireParams,
+  WarehouseError,
+  type WarehouseStore,
+  WarehouseUnavailableError,
+} from "./port.js";
+import { SHARED_SETTINGS } from "./settings.js";
+
+export interface ClickHouseOptions {
+  url: string;
+  username: string;
+  password: string;
+  database: string;
+  /** A pluggable transport (chDB's `chdb/connection` in tests); HTTP when absent. */
+  connection?: ClickHouseClientConfigOptions["connection"];
+  requestTimeoutMs?: number;
+}
+
+/** ClickHouse server over HTTP with @clickhouse/client. */
+export class ClickHouseWarehouse implements WarehouseStore {
+  readonly kind = "clickhouse" as const;
+
+  private constructor(
+    private readonly client: ClickHouseClient,
+    readonly database: string,
+  ) {}
+
+  static async open(options: ClickHouseOptions): Promise<ClickHouseWarehouse> {
+    const base = {
+      url: options.url,
+      username: options.username,
+      password: options.password,
+      request_timeout: options.requestTimeoutMs ?? 300_000,
+      clickhouse_settings: { ...SHARED_SETTINGS },
+      ...(options.connection ? { connection: options.connection } : {}),
+    };
+    // The database may not exist yet: create it through a client bound to `default`.
+    if (!options.connection) {
+      const bootstrap = createClient({ ...base, database: "default" });
+      try {
+        await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${options.database}` });
+      } catch (err) {
+        throw mapError(err);
+      } finally {
+        await bootstrap.close();
+      }
+    }
+    const client = createClient({ ...base, database: options.database });
+    return new ClickHouseWarehouse(client, options.database);
+  }
+
+  async query<T>(sql: string, params?: Params, options?: QueryOptions): Promise<T[]> {
+    return (await this.queryWithStats<T>(sql, params, options)).rows;
+  }
+
+  async queryWithStats<T>(
+    sql: string,
+    params?: Params,
+    options?: QueryOptions,
+  ): Promise<{ rows: T[]; stats: QueryStats }> {
+    const started = performance.now();
+    try {
+      const rs = await this.client.query({
+        query: sql.trimEnd().replace(/;$/, ""),
+        query_params: toWireParams(params),
+        format: "JSONEachRow",
+        ...(options?.settings ? { clickhouse_settings: { ...options.settings } } : {}),
+        ...(options?.signal ? { abort_signal: options.signal } : {}),
+      });
+      const rows = await rs.json<T>();
+      const summary = parseSummary(rs.response_headers["x-clickhouse-summary"]);
+      return {
+        rows,
+        stats: {
+          elapsedMs: performance.now() - started,
+          rowsRead: summary.read_rows,
+          bytesRead: summary.read_bytes,
+        },
+      };
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+
+  async command(sql: string, params?: Params, options?: QueryOptions): Promise<void> {
+    try {
+      await this.client.command({
+        query: sql.trimEnd().replace(/;$/, ""),
+        query_params: toWireParams(params),
+        ...(options?.settings ? { clickhouse_settings: { ...options.settings } } : {}),
+        ...(options?.signal ? { abort_signal: options.signal } : {}),
+      });
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+
+  async insert(
+    table: string,
+    rows: readonly Record<string, unknown>[],
+    options?: QueryOptions,
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    try {
+      await this.client.insert({
+        table,
+        values: rows as Record<string, unknown>[],
+        format: "JSONEachRow",
+        ...(options?.settings ? { clickhouse_settings: { ...options.settings } } : {}),
+        ...(options?.signal ? { abort_signal: options.signal } : {}),
+      });
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.query("SELECT 1");
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}
+
+function parseSummary(header: unknown): { read_rows: number; read_bytes: number } {
+  const text = Array.isArray(header) ? header[0] : header;
+  if (typeof text !== "string") return { read_rows: 0, read_bytes: 0 };
+  try {
+    const s = JSON.parse(text) as { read_rows?: string; read_bytes?: string };
+    return { read_rows: Number(s.read_rows ?? 0), read_bytes: Number(s.read_bytes ?? 0) };
+  } catch {
+    return { read_rows: 0, read_bytes: 0 };
+  }
+}
+
+function mapError(err: unknown): WarehouseError {
+  if (err instanceof WarehouseError) return err;
+  if (err instanceof ClickHouseError) return classifyWarehouseError(err.message, Number(err.code), err);
+  const e = err as { message?: string; code?: string; name?: string };
+  const message = e?.message ?? String(err);
+  if (e?.name === "AbortError") return classifyWarehouseError(message, 159, err);
+  const code = /Code: (\d+)\./.exec(message)?.[1];
+  if (code) return classifyWarehouseError(message, Number(code), err);
+  // Socket-level failures: refused, reset, DNS, timeouts of the HTTP request itself.
+  return new WarehouseUnavailableError(message, undefined, { cause: err });
+}

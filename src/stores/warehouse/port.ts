@@ -1,0 +1,133 @@
+/**
+ * The warehouse (ClickHouse) port. Both adapters run the same ClickHouse SQL; values only ever travel
+ * as `{name:Type}` bound parameters, normalised here by `toWireParams`.
+ */
+export type ParamValue =
+  | string
+  | number
+  | bigint
+  | boolean
+  | null
+  | Date
+  | readonly ParamValue[]
+  | { readonly [key: string]: ParamValue };
+
+export type Params = Readonly<Record<string, ParamValue>>;
+
+export interface QueryOptions {
+  /** Per-query ClickHouse settings (max_execution_time, readonly…). */
+  settings?: Readonly<Record<string, string | number | boolean>>;
+  signal?: AbortSignal;
+}
+
+export interface QueryStats {
+  elapsedMs: number;
+  rowsRead: number;
+  bytesRead: number;
+}
+
+export interface WarehouseStore {
+  readonly kind: "clickhouse" | "chdb";
+  /** The database every unqualified table name resolves in. */
+  readonly database: string;
+  /** Runs a SELECT and returns its rows as objects (JSONEachRow). */
+  query<T = Record<string, unknown>>(sql: string, params?: Params, options?: QueryOptions): Promise<T[]>;
+  /** Like `query`, with the engine's read statistics. */
+  queryWithStats<T = Record<string, unknown>>(
+    sql: string,
+    params?: Params,
+    options?: QueryOptions,
+  ): Promise<{ rows: T[]; stats: QueryStats }>;
+  /** Runs a statement that returns nothing (DDL, INSERT … SELECT, ALTER). */
+  command(sql: string, params?: Params, options?: QueryOptions): Promise<void>;
+  /** Inserts rows in one batch. Column values follow ClickHouse's JSON input rules. */
+  insert(table: string, rows: readonly Record<string, unknown>[], options?: QueryOptions): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Typed engine failures: callers branch on the class, never on message text. */
+export class WarehouseError extends Error {
+  constructor(
+    message: string,
+    readonly clickhouseCode?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+/** Bad SQL text (syntax). */
+export class WarehouseSyntaxError extends WarehouseError {}
+/** Unknown table, column, function, database or setting. */
+export class WarehouseUnknownIdentifierError extends WarehouseError {}
+/** A bound parameter was missing or did not fit its declared type. */
+export class WarehouseParameterError extends WarehouseError {}
+/** Time, memory, rows or bytes limit hit. */
+export class WarehouseLimitError extends WarehouseError {}
+/** The statement was refused by permissions or readonly mode. */
+export class WarehouseAccessError extends WarehouseError {}
+/** The engine could not be reached or is closed: retryable. */
+export class WarehouseUnavailableError extends WarehouseError {}
+
+const SYNTAX = new Set([62]);
+const UNKNOWN = new Set([16, 46, 47, 60, 81, 115, 36, 10, 179, 8]);
+const PARAMETER = new Set([456, 457, 6, 27, 41, 53, 69, 70, 72, 26, 38, 117, 130, 386, 43]);
+const LIMIT = new Set([158, 159, 160, 241, 307, 396, 394, 202]);
+const ACCESS = new Set([164, 497, 516, 192, 193, 194, 195, 291]);
+const UNAVAILABLE = new Set([209, 210, 999, 242, 425]);
+
+/** Maps a ClickHouse exception code (from either adapter) to the typed error. */
+export function classifyWarehouseError(
+  message: string,
+  code: number | undefined,
+  cause: unknown,
+): WarehouseError {
+  const clean = message.replace(/\s*\(version [^)]*\)\s*$/, "");
+  if (code === undefined) return new WarehouseError(clean, code, { cause });
+  if (SYNTAX.has(code)) return new WarehouseSyntaxError(clean, code, { cause });
+  if (UNKNOWN.has(code)) return new WarehouseUnknownIdentifierError(clean, code, { cause });
+  if (PARAMETER.has(code)) return new WarehouseParameterError(clean, code, { cause });
+  if (LIMIT.has(code)) return new WarehouseLimitError(clean, code, { cause });
+  if (ACCESS.has(code)) return new WarehouseAccessError(clean, code, { cause });
+  if (UNAVAILABLE.has(code)) return new WarehouseUnavailableError(clean, code, { cause });
+  return new WarehouseError(clean, code, { cause });
+}
+
+const pad = (n: number, w = 2) => String(n).padStart(w, "0");
+
+/** UTC text ClickHouse parses for Date, DateTime and DateTime64 parameters alike (keeps milliseconds). */
+export function formatDateTime(d: Date): string {
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(
+    d.getUTCMinutes(),
+  )}:${pad(d.getUTCSeconds())}.${pad(d.getUTCMilliseconds(), 3)}`;
+}
+
+type WireValue = string | number | boolean | null | WireValue[] | { [key: string]: WireValue };
+
+function toWire(v: ParamValue): WireValue {
+  if (v === null || typeof v === "string" || typeof v === "boolean") return v;
+  if (typeof v === "number") {
+    if (!Number.isFinite(v)) throw new WarehouseParameterError(`parameter value ${v} is not a finite number`);
+    return v;
+  }
+  if (typeof v === "bigint") return v.toString();
+  if (v instanceof Date) {
+    if (Number.isNaN(v.getTime())) throw new WarehouseParameterError("parameter value is an invalid Date");
+    return formatDateTime(v);
+  }
+  if (Array.isArray(v)) return v.map(toWire);
+  const out: { [key: string]: WireValue } = {};
+  for (const [k, x] of Object.entries(v)) out[k] = toWire(x as ParamValue);
+  return out;
+}
+
+/** The one place where parameter values are shaped for the engine, identically for both adapters. */
+export function toWireParams(params: Params | undefined): Record<string, WireValue> {
+  const out: Record<string, WireValue> = {};
+  if (!params) return out;
+  for (const [k, v] of Object.entries(params)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new WarehouseParameterError(`bad parameter name "${k}"`);
+    out[k] = toWire(v);
+  }
+  return out;
+}
