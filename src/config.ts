@@ -28,6 +28,8 @@ export const configSchema = z.object({
     .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "must be a plain identifier (letters, digits, underscore)")
     .default("pixelhouse"),
   REDIS_URL: optionalUrl(["redis:", "rediss:"]),
+  /** Prefix of every Redis key, so several deployments can share one Redis. */
+  REDIS_KEY_PREFIX: z.string().default("pixelhouse:"),
   KEY_SECRET: z
     .string()
     .optional()

@@ -44,7 +44,7 @@ export async function openStores(config: Config, purpose: string): Promise<Store
         })
       : await ChdbWarehouse.open(join(config.DATA_DIR, "ch"), config.CLICKHOUSE_DATABASE);
     opened.push(warehouse);
-    const kv: KvStore = config.REDIS_URL ? new RedisKv(config.REDIS_URL) : new MemoryKv();
+    const kv: KvStore = config.REDIS_URL ? new RedisKv(config.REDIS_URL, config.REDIS_KEY_PREFIX) : new MemoryKv();
     opened.push(kv);
     return {
       sql,

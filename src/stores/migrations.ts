@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SqlExecutor, SqlStore } from "./sql/port.js";
 import type { WarehouseStore } from "./warehouse/port.js";
@@ -74,9 +74,9 @@ export interface MigrationReport {
 export async function migrate(
   sql: SqlStore,
   warehouse: WarehouseStore,
-  options: { warehouseDir?: string } = {},
+  options: { sqlDir?: string; warehouseDir?: string } = {},
 ): Promise<MigrationReport> {
-  const pgMigrations = readMigrations(join(SQL_DIR, "postgres"));
+  const pgMigrations = readMigrations(options.sqlDir ?? join(SQL_DIR, "postgres"));
   const chMigrations = readMigrations(options.warehouseDir ?? join(SQL_DIR, "clickhouse"));
   return sql.transaction(async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock($1)", [LOCK_ID]);
@@ -106,7 +106,7 @@ async function migrateSql(tx: SqlExecutor, all: Migration[]): Promise<string[]> 
       m.checksum,
     ]);
   }
-  return pending.map((m) => `${m.version}_${m.name}`);
+  return pending.map((m) => basename(m.file, ".sql"));
 }
 
 /** ClickHouse has no transactional DDL: statements are idempotent and the record is written last. */
@@ -128,7 +128,7 @@ async function migrateWarehouse(wh: WarehouseStore, all: Migration[]): Promise<s
     }
     await wh.insert("schema_migrations", [{ version: m.version, name: m.name, checksum: m.checksum }]);
   }
-  return pending.map((m) => `${m.version}_${m.name}`);
+  return pending.map((m) => basename(m.file, ".sql"));
 }
 
 /** Splits a script on `;` at the end of a line; `--` comment lines are dropped. */

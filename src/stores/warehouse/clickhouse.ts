@@ -147,7 +147,11 @@ function parseSummary(header: unknown): { read_rows: number; read_bytes: number 
 function mapError(err: unknown): WarehouseError {
   if (err instanceof WarehouseError) return err;
   if (err instanceof ClickHouseError) return classifyWarehouseError(err.message, Number(err.code), err);
-  const e = err as { message?: string; code?: string; name?: string };
+  const e = err as { message?: string; code?: string; name?: string; type?: string };
+  // A ClickHouseError from another copy of the client library (pluggable connections) fails instanceof.
+  if (typeof e?.code === "string" && /^\d+$/.test(e.code) && typeof e.type === "string") {
+    return classifyWarehouseError(e.message ?? String(err), Number(e.code), err);
+  }
   const message = e?.message ?? String(err);
   if (e?.name === "AbortError") return classifyWarehouseError(message, 159, err);
   const code = /Code: (\d+)\./.exec(message)?.[1];

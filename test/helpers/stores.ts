@@ -1,0 +1,103 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import type { KvStore } from "../../src/stores/kv/port.js";
+import { MemoryKv } from "../../src/stores/kv/memory.js";
+import { RedisKv } from "../../src/stores/kv/redis.js";
+import { PgSqlStore } from "../../src/stores/sql/pg.js";
+import { PgliteSqlStore } from "../../src/stores/sql/pglite.js";
+import type { SqlStore } from "../../src/stores/sql/port.js";
+import { ChdbWarehouse } from "../../src/stores/warehouse/chdb.js";
+import { ClickHouseWarehouse } from "../../src/stores/warehouse/clickhouse.js";
+import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
+import { TEST_CLICKHOUSE_URL, TEST_DATABASE_URL, TEST_REDIS_URL } from "./env.js";
+
+export const uniqueName = (prefix: string) => `${prefix}_${randomBytes(5).toString("hex")}`;
+
+export function tempDir(prefix = "pixelhouse-test-"): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export interface Opened<T> {
+  store: T;
+  close(): Promise<void>;
+}
+
+/** A fresh, empty Postgres database on the test server; dropped on close. */
+export async function openPostgres(): Promise<Opened<SqlStore>> {
+  if (!TEST_DATABASE_URL) throw new Error("TEST_DATABASE_URL is not set");
+  const name = uniqueName("pxh_test");
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  const store = new PgSqlStore(url.toString());
+  return {
+    store,
+    async close() {
+      await store.close();
+      const a = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await a.connect();
+      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await a.end();
+    },
+  };
+}
+
+export async function openPglite(): Promise<Opened<SqlStore>> {
+  const store = await PgliteSqlStore.open();
+  return { store, close: () => store.close() };
+}
+
+export const sqlAdapters: { name: string; available: boolean; open: () => Promise<Opened<SqlStore>> }[] = [
+  { name: "pglite", available: true, open: openPglite },
+  { name: "postgres", available: !!TEST_DATABASE_URL, open: openPostgres },
+];
+
+/** chDB in a temp directory (one per test file: the engine allows one directory per process). */
+export async function openChdb(database = uniqueName("pxh")): Promise<Opened<WarehouseStore>> {
+  const dir = tempDir("pixelhouse-ch-");
+  const store = await ChdbWarehouse.open(dir.path, database);
+  return {
+    store,
+    async close() {
+      await store.close();
+      dir.remove();
+    },
+  };
+}
+
+export async function openClickHouseServer(): Promise<Opened<WarehouseStore>> {
+  if (!TEST_CLICKHOUSE_URL) throw new Error("TEST_CLICKHOUSE_URL is not set");
+  const url = new URL(TEST_CLICKHOUSE_URL);
+  const database = uniqueName("pxh_test");
+  const store = await ClickHouseWarehouse.open({
+    url: `${url.protocol}//${url.host}`,
+    username: decodeURIComponent(url.username) || "default",
+    password: decodeURIComponent(url.password),
+    database,
+  });
+  return {
+    store,
+    async close() {
+      await store.command(`DROP DATABASE IF EXISTS ${database}`);
+      await store.close();
+    },
+  };
+}
+
+export async function openRedis(): Promise<Opened<KvStore>> {
+  if (!TEST_REDIS_URL) throw new Error("TEST_REDIS_URL is not set");
+  const store = new RedisKv(TEST_REDIS_URL, `${uniqueName("pxh_test")}:`);
+  return { store, close: () => store.close() };
+}
+
+export const kvAdapters: { name: string; available: boolean; open: () => Promise<Opened<KvStore>> }[] = [
+  { name: "memory", available: true, open: async () => ({ store: new MemoryKv(), close: async () => {} }) },
+  { name: "redis", available: !!TEST_REDIS_URL, open: openRedis },
+];

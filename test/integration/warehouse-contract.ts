@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  WarehouseLimitError,
+  WarehouseParameterError,
+  type WarehouseStore,
+  WarehouseSyntaxError,
+  WarehouseUnknownIdentifierError,
+} from "../../src/stores/warehouse/port.js";
+import type { Opened } from "../helpers/stores.js";
+
+/** The behaviour every warehouse adapter must share; run once per reachable adapter. */
+export function warehouseContract(
+  name: string,
+  open: () => Promise<Opened<WarehouseStore>>,
+  options: { readStats?: boolean; settingsPerQuery?: boolean } = {},
+) {
+  describe(`warehouse contract: ${name}`, () => {
+    let opened: Opened<WarehouseStore>;
+    let wh: WarehouseStore;
+    beforeAll(async () => {
+      opened = await open();
+      wh = opened.store;
+    });
+    afterAll(async () => {
+      await opened?.close();
+    });
+
+    it("binds every parameter type the compiler uses, as values (never SQL text)", async () => {
+      const hostile = "x'); DROP TABLE t; -- \\ \" ünïcødé 🎉\nline2";
+      const [row] = await wh.query<Record<string, unknown>>(
+        `SELECT {s:String} AS s, {i32:Int32} AS i32, {i64:Int64} AS i64, toString({u64:UInt64}) AS u64,
+                {f:Float64} AS f, toString({d:Decimal(18, 4)}) AS d, {b:Bool} AS b, toString({day:Date}) AS day,
+                toString({ts:DateTime64(3, 'UTC')}) AS ts, {arr:Array(String)} AS arr, {nums:Array(UInt32)} AS nums,
+                {n:Nullable(String)} AS n, {m:Map(String, String)} AS m, toString({id:UUID}) AS id,
+                {lc:LowCardinality(String)} AS lc, {empty:Array(String)} AS empty`,
+        {
+          s: hostile,
+          i32: -2147483648,
+          i64: -9007199254740991n,
+          u64: 18446744073709551615n,
+          f: 0.1 + 0.2,
+          d: "12345678901234.5678",
+          b: true,
+          day: "2026-03-29",
+          ts: new Date("2026-03-29T01:02:03.456Z"),
+          arr: ["a'b", "c\\d", ""],
+          nums: [1, 2, 4294967295],
+          n: null,
+          m: { "k'1": "v'1", k2: "" },
+          id: "0b6e1c9a-8f3e-4d5b-9a1c-2e3f4a5b6c7d",
+          lc: "paid_social",
+          empty: [],
+        },
+      );
+      expect(row).toEqual({
+        s: hostile,
+        i32: -2147483648,
+        i64: -9007199254740991,
+        u64: "18446744073709551615",
+        f: 0.30000000000000004,
+        d: "12345678901234.5678",
+        b: true,
+        day: "2026-03-29",
+        ts: "2026-03-29 01:02:03.456",
+        arr: ["a'b", "c\\d", ""],
+        nums: [1, 2, 4294967295],
+        n: null,
+        m: { "k'1": "v'1", k2: "" },
+        id: "0b6e1c9a-8f3e-4d5b-9a1c-2e3f4a5b6c7d",
+        lc: "paid_social",
+        empty: [],
+      });
+    });
+
+    it("returns 64-bit aggregates as numbers and decimals as numbers", async () => {
+      const [row] = await wh.query<{ c: number; s: number }>(
+        "SELECT count() AS c, sum(toDecimal64(number, 4) / 100) AS s FROM numbers(1000)",
+      );
+      expect(row).toEqual({ c: 1000, s: 4995 });
+    });
+
+    it("creates tables, inserts 100k rows in one batch and reads them back exactly", async () => {
+      await wh.command("DROP TABLE IF EXISTS contract_rows");
+      await wh.command(`CREATE TABLE contract_rows (
+        pixel_id LowCardinality(String), id UInt32, at DateTime64(3, 'UTC'), amount Decimal(18, 4),
+        tags Array(String), note Nullable(String)) ENGINE = MergeTree ORDER BY (pixel_id, id)`);
+      const rows = Array.from({ length: 100_000 }, (_, i) => ({
+        pixel_id: i % 2 ? "p1" : "p2",
+        id: i,
+        at: `2026-01-01 00:00:${String(i % 60).padStart(2, "0")}.${String(i % 1000).padStart(3, "0")}`,
+        amount: (i % 1000) / 100,
+        tags: i % 3 ? ["a"] : [],
+        note: i % 5 ? null : `n${i}`,
+      }));
+      await wh.insert("contract_rows", rows);
+      const [agg] = await wh.query<{ n: number; ids: number; cents: number; notes: number; p1: number }>(
+        `SELECT count() AS n, sum(id) AS ids, toInt64(sum(amount) * 100) AS cents, countIf(note IS NOT NULL) AS notes,
+                countIf(pixel_id = {p:String}) AS p1 FROM contract_rows`,
+        { p: "p1" },
+      );
+      expect(agg).toEqual({
+        n: 100_000,
+        ids: (99_999 * 100_000) / 2,
+        cents: rows.reduce((s, r) => s + Math.round(r.amount * 100), 0),
+        notes: 20_000,
+        p1: 50_000,
+      });
+      const stats = await wh.queryWithStats("SELECT count() FROM contract_rows WHERE id > {min:UInt32}", {
+        min: 10,
+      });
+      expect(stats.rows).toHaveLength(1);
+      // chDB's @clickhouse/client transport sends no X-ClickHouse-Summary header; a server always does.
+      if (options.readStats !== false) expect(stats.stats.rowsRead).toBeGreaterThan(0);
+    });
+
+    it("keeps the highest version of a ReplacingMergeTree row when read with FINAL", async () => {
+      await wh.command("DROP TABLE IF EXISTS contract_versions");
+      await wh.command(
+        "CREATE TABLE contract_versions (k String, v UInt64, x String) ENGINE = ReplacingMergeTree(v) ORDER BY k",
+      );
+      await wh.insert("contract_versions", [{ k: "a", v: 2, x: "new" }]);
+      await wh.insert("contract_versions", [{ k: "a", v: 1, x: "old" }]);
+      const rows = await wh.query<{ x: string }>("SELECT x FROM contract_versions FINAL WHERE k = 'a'");
+      expect(rows).toEqual([{ x: "new" }]);
+    });
+
+    it("answers concurrent queries, each with its own parameters", async () => {
+      const results = await Promise.all(
+        Array.from({ length: 24 }, (_, i) =>
+          wh.query<{ v: number; n: number }>(
+            "SELECT {v:UInt32} AS v, count() AS n FROM numbers({n:UInt32})",
+            {
+              v: i,
+              n: i * 10,
+            },
+          ),
+        ),
+      );
+      results.forEach((rows, i) => {
+        expect(rows).toEqual([{ v: i, n: i * 10 }]);
+      });
+    });
+
+    it("maps engine failures to typed errors", async () => {
+      await expect(wh.query("SELEC 1")).rejects.toBeInstanceOf(WarehouseSyntaxError);
+      await expect(wh.query("SELECT * FROM no_such_table_here")).rejects.toBeInstanceOf(
+        WarehouseUnknownIdentifierError,
+      );
+      await expect(wh.query("SELECT no_such_column FROM numbers(1)")).rejects.toBeInstanceOf(
+        WarehouseUnknownIdentifierError,
+      );
+      await expect(wh.query("SELECT {x:UInt8} AS x", { x: "not a number" })).rejects.toBeInstanceOf(
+        WarehouseParameterError,
+      );
+      await expect(wh.query("SELECT {x:UInt8} AS x")).rejects.toBeInstanceOf(WarehouseParameterError);
+      await expect(wh.query("SELECT {x:Float64} AS x", { x: Number.NaN })).rejects.toBeInstanceOf(
+        WarehouseParameterError,
+      );
+      await expect(
+        wh.query("SELECT count() FROM numbers(100000000)", {}, { settings: { max_rows_to_read: 1000 } }),
+      ).rejects.toBeInstanceOf(WarehouseLimitError);
+      // The store still answers after every failure above.
+      expect(await wh.query("SELECT 1 AS one")).toEqual([{ one: 1 }]);
+    });
+
+    // chDB's @clickhouse/client transport keeps settings on its session; HTTP and native chDB do not.
+    it.skipIf(options.settingsPerQuery === false)(
+      "applies per-query settings to that query only",
+      async () => {
+        await expect(
+          wh.query("SELECT count() FROM numbers(100000)", {}, { settings: { max_rows_to_read: 10 } }),
+        ).rejects.toBeInstanceOf(WarehouseLimitError);
+        expect(await wh.query<{ c: number }>("SELECT count() AS c FROM numbers(100000)")).toEqual([
+          { c: 100000 },
+        ]);
+      },
+    );
+  });
+}
