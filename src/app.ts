@@ -1,8 +1,10 @@
 import express, { type Express } from "express";
 import type { Config } from "./config.js";
+import { collectPreflight } from "./http/cors.js";
 import { docsRouter } from "./http/docs-page.js";
 import { errorHandler, unmatched } from "./http/errors.js";
 import { mountRoutes, requestId } from "./http/mount.js";
+import { bucketRule } from "./http/rate-limit.js";
 import type { Logger } from "./log.js";
 import { routeTable } from "./routes.js";
 import type { Services } from "./services.js";
@@ -22,8 +24,16 @@ export function createApp(deps: AppDeps): Express {
   app.set("etag", false);
   app.set("query parser", "simple");
   app.use(requestId(deps.log));
-  const routes = routeTable(deps.services, deps.stores);
-  mountRoutes(app, routes, { keys: deps.services.keys });
+  const routes = routeTable(deps.services, deps.stores, deps.config);
+  app.options("/tr/api/collect", collectPreflight);
+  mountRoutes(app, routes, {
+    keys: deps.services.keys,
+    kv: deps.stores.kv,
+    rates: {
+      ingest: bucketRule(deps.config.RATE_INGEST_PER_SEC),
+      query: bucketRule(deps.config.RATE_QUERY_PER_SEC),
+    },
+  });
   app.use(docsRouter());
   app.use(unmatched(routes));
   app.use(errorHandler(deps.log));

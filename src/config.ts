@@ -38,6 +38,26 @@ export const configSchema = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   /** How long a verified key may be served from the in-process cache; revocation waits at most this long. */
   KEY_CACHE_MS: z.coerce.number().int().min(0).max(5000).default(4000),
+  /** Ingestion batching: one warehouse INSERT per this many rows or this many ms, whichever comes first. */
+  INGEST_FLUSH_ROWS: z.coerce.number().int().min(1).max(1_000_000).default(5000),
+  INGEST_FLUSH_MS: z.coerce.number().int().min(0).max(10_000).default(20),
+  /** Ingestion groups processed at once (1 suits the single-connection embedded stores). */
+  INGEST_GROUPS: z.coerce.number().int().min(1).max(64).default(2),
+  /** eventId dedup window and the Redis digest-set layout (see docs/ingestion.md). */
+  DEDUP_WINDOW_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  DEDUP_BUCKET_BITS: z.coerce.number().int().min(4).max(16).default(14),
+  /** Stored IPs are truncated to these prefixes; forwarders receive the original. */
+  IP_V4_PREFIX_BITS: z.coerce.number().int().min(0).max(32).default(24),
+  IP_V6_PREFIX_BITS: z.coerce.number().int().min(0).max(128).default(48),
+  /** Take the browser's IP from X-Forwarded-For (only behind a proxy you control). */
+  TRUST_PROXY: z
+    .enum(["true", "false", "1", "0"])
+    .default("false")
+    .transform((v) => v === "true" || v === "1"),
+  /** Token buckets per API key (requests/second, burst = 2 s worth) and per pixel + browser IP. */
+  RATE_INGEST_PER_SEC: z.coerce.number().min(0.1).default(1000),
+  RATE_QUERY_PER_SEC: z.coerce.number().min(0.1).default(50),
+  RATE_COLLECT_PER_SEC: z.coerce.number().min(0.1).default(20),
   /** On first start of an empty embedded store, create a demo account, pixel and key. */
   DEMO_ON_FIRST_START: z
     .enum(["true", "false", "1", "0"])
@@ -52,7 +72,8 @@ export class ConfigError extends Error {}
 /** Parses the environment; the first problem becomes one line naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const picked: Record<string, string | undefined> = {};
-  for (const key of Object.keys(configSchema.shape)) picked[key] = env[key];
+  // An empty variable means "not set", so it takes the default rather than failing or becoming 0.
+  for (const key of Object.keys(configSchema.shape)) picked[key] = env[key] === "" ? undefined : env[key];
   const parsed = configSchema.safeParse(picked);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;

@@ -10,6 +10,8 @@ export interface FieldIssue {
 
 export abstract class AppError extends Error {
   abstract readonly status: number;
+  /** Machine-readable code for envelopes that carry one (events API); derived from status when absent. */
+  readonly code?: string;
   /** Extra headers the response must carry (Retry-After, Allow…). */
   headers(): Record<string, string> {
     return {};
@@ -21,6 +23,14 @@ export abstract class AppError extends Error {
 
 export class BadRequestError extends AppError {
   readonly status = 400;
+}
+
+/** The body is not parseable JSON (syntax, or nesting deeper than allowed). */
+export class MalformedJsonError extends BadRequestError {
+  override readonly code = "INVALID_JSON";
+  override body() {
+    return { message: this.message, errors: [{ message: this.message, key: "body", path: [] as string[] }] };
+  }
 }
 
 export class ValidationError extends AppError {
@@ -97,11 +107,14 @@ export class UnsupportedMediaTypeError extends AppError {
 
 export class RateLimitedError extends AppError {
   readonly status = 429;
-  constructor(readonly retryAfterSeconds: number) {
+  constructor(
+    readonly retryAfterSeconds: number,
+    private readonly rateHeaders: Record<string, string> = {},
+  ) {
     super("Too Many Requests");
   }
   override headers() {
-    return { "Retry-After": String(this.retryAfterSeconds) };
+    return { ...this.rateHeaders, "Retry-After": String(this.retryAfterSeconds) };
   }
 }
 

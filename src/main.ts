@@ -8,7 +8,7 @@ import { openStores } from "./stores/index.js";
 import { migrate } from "./stores/migrations.js";
 
 /** Process entry for `serve`: config → stores → migrations → app → listen; graceful shutdown. */
-export async function serve(config: Config): Promise<void> {
+export async function serve(config: Config, options: { json?: boolean } = {}): Promise<void> {
   const log = createLogger(config.LOG_LEVEL);
   const started = performance.now();
   const stores = await openStores(config, "serve (npm start)");
@@ -24,11 +24,23 @@ export async function serve(config: Config): Promise<void> {
   const { port } = server.address() as AddressInfo;
   const host = config.HOST === "0.0.0.0" || config.HOST === "::" ? "localhost" : config.HOST;
   const url = `http://${host}:${port}`;
+  services.forwarder.start();
+  // Dedup housekeeping: fold acknowledged groups, forget ids past the window.
+  const prune = () =>
+    stores.dedup
+      .prune()
+      .catch((err: unknown) => log.warn({ err }, "dedup prune failed; retried next minute"));
+  const pruneTimer = setInterval(prune, 60_000);
+  pruneTimer.unref();
   log.info(
     { url, stores: storeModes(config), ms: Math.round(performance.now() - started) },
     "pixelhouse ready",
   );
-  if (demo) {
+  if (options.json) {
+    process.stdout.write(
+      `${JSON.stringify({ url, stores: storeModes(config), ...(demo ? { demo: { pixelId: demo.pixelId, key: demo.key } } : {}) })}\n`,
+    );
+  } else if (demo) {
     process.stdout.write(
       [
         "",
@@ -47,9 +59,12 @@ export async function serve(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, "shutting down");
+    clearInterval(pruneTimer);
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
     server.close(async () => {
+      await services.ingestGroups.drain();
+      await services.forwarder.stop();
       await stores.close();
       process.exit(0);
     });

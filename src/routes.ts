@@ -1,7 +1,9 @@
 import { accountRoutes } from "./accounts/routes.js";
+import type { Config } from "./config.js";
 import { buildOpenApi } from "./http/openapi.js";
 import { type RouteDef, route } from "./http/route.js";
 import { systemRoutes } from "./http/system-routes.js";
+import { ingestRoutes } from "./ingest/routes.js";
 import type { Services } from "./services.js";
 import type { Stores } from "./stores/index.js";
 import { VERSION } from "./version.js";
@@ -10,8 +12,19 @@ import { VERSION } from "./version.js";
  * The route table: every endpoint with its method, path, scope and schemas, in one list. The app
  * mounts it, /openapi.json is generated from it, and the auth test walks it.
  */
-export function routeTable(services: Services, stores: Stores): RouteDef[] {
-  const routes: RouteDef[] = [...systemRoutes(stores), ...accountRoutes(services.accounts)];
+export function routeTable(services: Services, stores: Stores, config: Config): RouteDef[] {
+  const routes: RouteDef[] = [
+    ...systemRoutes(stores),
+    ...accountRoutes(services.accounts),
+    ...ingestRoutes({
+      ingest: services.ingest,
+      pixels: services.pixels,
+      kv: stores.kv,
+      ipPrefix: { v4PrefixBits: config.IP_V4_PREFIX_BITS, v6PrefixBits: config.IP_V6_PREFIX_BITS },
+      trustProxy: config.TRUST_PROXY,
+      collectPerSecond: config.RATE_COLLECT_PER_SEC,
+    }),
+  ];
   let doc: object | undefined;
   routes.push(
     route({

@@ -1,5 +1,10 @@
 import { AccountService } from "./accounts/service.js";
 import type { Config } from "./config.js";
+import { DestinationService } from "./ingest/forward/destinations.js";
+import { Forwarder } from "./ingest/forward/forwarder.js";
+import { GroupCommitter } from "./ingest/group.js";
+import { IdentityResolver } from "./ingest/identity.js";
+import { IngestService } from "./ingest/service.js";
 import { ApiKeyService } from "./keys/service.js";
 import type { Logger } from "./log.js";
 import { PixelService } from "./pixels/service.js";
@@ -10,14 +15,38 @@ export interface Services {
   keys: ApiKeyService;
   accounts: AccountService;
   pixels: PixelService;
+  ingest: IngestService;
+  /** Group commit of ingestion; drained on shutdown. */
+  ingestGroups: GroupCommitter;
+  destinations: DestinationService;
+  /** Forwarding queue and worker (the worker runs only in `serve`). */
+  forwarder: Forwarder;
 }
 
 export function buildServices(stores: Stores, config: Config, log: Logger): Services {
+  const ingestGroups = new GroupCommitter(
+    { dedup: stores.dedup, warehouse: stores.warehouse, identity: new IdentityResolver(stores.sql), log },
+    {
+      maxRows: config.INGEST_FLUSH_ROWS,
+      maxDelayMs: config.INGEST_FLUSH_MS,
+      concurrency: config.INGEST_GROUPS,
+    },
+  );
+  const destinations = new DestinationService(stores.sql, {
+    onError: (err) => log.warn({ err }, "invalid destination config"),
+  });
+  const forwarder = new Forwarder(stores.sql, destinations, {
+    onError: (err) => log.warn({ err }, "forwarding worker error"),
+  });
   return {
     keys: new ApiKeyService(stores.sql, stores.keySecret, config.KEY_CACHE_MS, (err) =>
       log.warn({ err }, "could not record key last_used_at"),
     ),
     accounts: new AccountService(stores.sql),
     pixels: new PixelService(stores.sql),
+    ingest: new IngestService({ group: ingestGroups, forwarder, log }),
+    ingestGroups,
+    destinations,
+    forwarder,
   };
 }

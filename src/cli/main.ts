@@ -5,6 +5,7 @@ import { STORABLE_SCOPES } from "../keys/scopes.js";
 import { serve } from "../main.js";
 import { VERSION } from "../version.js";
 import { output, reportCliError, withContext } from "./context.js";
+import { registerDestinationCommands } from "./destinations.js";
 import { parseDuration } from "./duration.js";
 
 const program = new Command()
@@ -19,8 +20,9 @@ const json = () => new Option("--json", "print machine-readable JSON");
 program
   .command("serve")
   .description("start the HTTP service (what `npm start` runs); embedded stores unless URLs are configured")
-  .action(async () => {
-    await serve(loadConfig());
+  .addOption(new Option("--json", "print the ready line (url, stores, demo key) as one JSON document"))
+  .action(async (opts: { json?: boolean }) => {
+    await serve(loadConfig(), { json: opts.json === true });
   });
 
 program
@@ -83,6 +85,54 @@ pixel
       });
     },
   );
+
+const list = (value: string, previous: string[] = []) => [
+  ...previous,
+  ...value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean),
+];
+
+pixel
+  .command("list")
+  .description("list pixels with their status and allowed browser origins")
+  .addOption(json())
+  .action(async (opts: { json?: boolean }) => {
+    await withContext("pixelhouse pixel list", async ({ services }) => {
+      const pixels = await services.pixels.list();
+      output(
+        opts.json,
+        pixels,
+        pixels.length
+          ? pixels.map(
+              (p) =>
+                `${p.id}  ${p.status.padEnd(8)}  ${p.name}  origins: ${p.allowedOrigins.join(" ") || "(none)"}`,
+            )
+          : ["no pixels yet: npx pixelhouse pixel create --name NAME"],
+      );
+    });
+  });
+
+pixel
+  .command("origins")
+  .description("add or remove browser origins the collector (/tr/api/collect, pixel.js) accepts")
+  .requiredOption("--pixel <id>", "pixel id")
+  .option(
+    "--add <origins>",
+    "comma-separated origins, e.g. https://shop.example,https://*.shop.example",
+    list,
+  )
+  .option("--remove <origins>", "comma-separated origins to remove", list)
+  .addOption(json())
+  .action(async (opts: { pixel: string; add?: string[]; remove?: string[]; json?: boolean }) => {
+    await withContext("pixelhouse pixel origins", async ({ services }) => {
+      const origins = await services.pixels.updateOrigins(opts.pixel, opts.add ?? [], opts.remove ?? []);
+      output(opts.json, { pixelId: opts.pixel, allowedOrigins: origins }, [
+        `pixel ${opts.pixel} accepts browser events from: ${origins.join(" ") || "(no origin: the collector refuses all)"}`,
+      ]);
+    });
+  });
 
 const scopeList = (value: string) => {
   const scopes = value
@@ -177,5 +227,7 @@ key
       output(opts.json, record, [`key ${record.id} revoked at ${record.revokedAt?.toISOString()}`]);
     });
   });
+
+registerDestinationCommands(program);
 
 program.parseAsync(process.argv).catch(reportCliError);

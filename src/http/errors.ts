@@ -1,6 +1,13 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import { match } from "path-to-regexp";
-import { AppError, MethodNotAllowedError, NotFoundError, UnavailableError } from "../errors.js";
+import {
+  AccessDeniedError,
+  AppError,
+  MethodNotAllowedError,
+  NotFoundError,
+  UnavailableError,
+  ValidationError,
+} from "../errors.js";
 import type { Logger } from "../log.js";
 import { KvUnavailableError } from "../stores/kv/port.js";
 import { SqlUnavailableError } from "../stores/sql/port.js";
@@ -37,6 +44,15 @@ const EVENT_CODES: Record<number, string> = {
   503: "SERVICE_UNAVAILABLE",
 };
 
+/** A problem with the request envelope itself (`events` missing, too many…) has no event: index -1. */
+function envelopeIssue(issue: { message: string; path: string[] }): EventIssue {
+  const [first, second, ...rest] = issue.path;
+  if (first === "events" && second !== undefined && /^\d+$/.test(second)) {
+    return { message: issue.message, index: Number(second), field: rest.join(".") };
+  }
+  return { message: issue.message, index: -1, field: issue.path.join(".") };
+}
+
 function storeOutage(err: unknown): UnavailableError | null {
   if (err instanceof SqlUnavailableError)
     return new UnavailableError("Service Unavailable: the SQL store is not reachable");
@@ -63,14 +79,19 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     }
     const status = known?.status ?? 500;
     if (!known) log.error({ err, requestId, method: req.method, path: req.path }, "unhandled error");
+    else if (err instanceof AccessDeniedError)
+      log.info({ requestId, reason: err.reason, path: req.path }, "key refused");
     else if (status >= 500) log.warn({ err: err as Error, requestId }, known.message);
     for (const [name, value] of Object.entries(known?.headers() ?? {})) res.setHeader(name, value);
     const events = res.locals.errorEnvelope === "events" && status !== 401 && status !== 403;
     let body: Record<string, unknown>;
     if (events) {
       const message = known?.message ?? "Internal Server Error";
-      const details: EventIssue[] = (known as { eventIssues?: EventIssue[] } | null)?.eventIssues ?? [];
-      body = { requestId, message, error: { code: EVENT_CODES[status] ?? "ERROR", message, details } };
+      const details: EventIssue[] =
+        (known as { eventIssues?: EventIssue[] } | null)?.eventIssues ??
+        (known instanceof ValidationError ? known.issues.map(envelopeIssue) : []);
+      const code = known?.code ?? EVENT_CODES[status] ?? "ERROR";
+      body = { requestId, message, error: { code, message, details } };
     } else if (known) {
       body = known.body();
       if (status >= 500) body.requestId = requestId;

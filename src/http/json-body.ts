@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import sjson from "secure-json-parse";
-import { BadRequestError, PayloadTooLargeError } from "../errors.js";
+import { MalformedJsonError, PayloadTooLargeError } from "../errors.js";
 
 export const MAX_JSON_DEPTH = 64;
 
@@ -55,11 +55,26 @@ export function parseJsonBody(raw: Buffer): unknown {
   const text = raw.toString("utf8");
   if (text.trim() === "") return undefined;
   if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
-    throw new BadRequestError(`Malformed JSON: nesting deeper than ${MAX_JSON_DEPTH} levels`);
+    throw new MalformedJsonError(`Malformed JSON: nesting deeper than ${MAX_JSON_DEPTH} levels`);
   }
+  let value: unknown;
   try {
-    return sjson.parse(text, undefined, { protoAction: "remove", constructorAction: "remove" });
+    value = sjson.parse(text, undefined, { protoAction: "remove", constructorAction: "remove" });
   } catch (err) {
-    throw new BadRequestError(`Malformed JSON: ${(err as Error).message}`);
+    throw new MalformedJsonError(`Malformed JSON: ${(err as Error).message}`);
   }
+  // secure-json-parse removes `constructor` only when it carries `prototype`; drop every such key.
+  if (text.includes('"constructor"')) stripKey(value, "constructor");
+  return value;
+}
+
+function stripKey(value: unknown, key: string): void {
+  if (value === null || typeof value !== "object") return;
+  if (Array.isArray(value)) {
+    for (const v of value) stripKey(v, key);
+    return;
+  }
+  const obj = value as Record<string, unknown>;
+  if (Object.hasOwn(obj, key)) delete obj[key];
+  for (const v of Object.values(obj)) stripKey(v, key);
 }

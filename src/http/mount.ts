@@ -3,7 +3,9 @@ import type { Express, NextFunction, Request, RequestHandler, Response } from "e
 import { ForbiddenError, MissingScopeError, NotFoundError } from "../errors.js";
 import type { ApiKeyService, Principal } from "../keys/service.js";
 import type { Logger } from "../log.js";
+import type { BucketRule, KvStore } from "../stores/kv/port.js";
 import { parseJsonBody, readRawBody } from "./json-body.js";
+import { enforceRateLimit } from "./rate-limit.js";
 import type { RouteDef } from "./route.js";
 import { parseWith } from "./validate.js";
 
@@ -39,9 +41,11 @@ const header = (req: Request, name: string): string | undefined => {
 
 export interface MountDeps {
   keys: ApiKeyService;
+  kv: KvStore;
+  rates: Record<"ingest" | "query", BucketRule>;
 }
 
-/** Turns the route table into express routes: read body → authenticate → validate → handle. */
+/** Turns the route table into express routes: authenticate → rate limit → read body (limit before parse) → validate → handle. */
 export function mountRoutes(app: Express, routes: readonly RouteDef[], deps: MountDeps): void {
   for (const def of routes) {
     app[def.method](def.path, async (req: Request, res: Response, next: NextFunction) => {

@@ -38,6 +38,8 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   bodyLimit?: number;
   /** `events` answers errors in the events API envelope (interface §2.14). */
   errorEnvelope?: "standard" | "events";
+  /** Which per-key token bucket the route draws from (none when absent). */
+  rateLimit?: "ingest" | "query";
   /** Content types other than JSON this route produces (documentation only). */
   produces?: string;
   handler(ctx: RouteContext<B, Q, P>): Promise<RouteResult> | RouteResult;

@@ -21,7 +21,8 @@ async function probe(ping: () => Promise<void>, timeoutMs: number): Promise<stri
     ]);
     return null;
   } catch (err) {
-    return (err as Error).message.split("\n")[0] ?? "error";
+    // The probe is public: say what failed, never the store's own text (hosts, users).
+    return (err as Error).message.startsWith("no answer within") ? (err as Error).message : "not reachable";
   } finally {
     clearTimeout(timer);
   }

@@ -14,7 +14,8 @@ export function toFieldIssues(error: z.ZodError, prefix: (string | number)[] = [
       continue;
     }
     const key = base.join(".");
-    const missing = issue.code === "invalid_type" && issue.input === undefined;
+    // zod 4 keeps no input on issues; its message says when the value was absent.
+    const missing = issue.code === "invalid_type" && issue.message.endsWith("received undefined");
     const message = missing ? `${key || "body"} is required` : `${key || "body"}: ${issue.message}`;
     out.push({ message, key, path: base });
   }

@@ -56,6 +56,7 @@ const LAST_USED_EVERY_MS = 60_000;
 export class ApiKeyService {
   /** Verified rows by public id; entries live at most `cacheMs`, which bounds how late a revocation bites. */
   private readonly cache: LRUCache<string, KeyRow & { account_id: string }>;
+  private readonly unknown: LRUCache<string, true>;
   private readonly lastUsedWritten = new Map<string, number>();
 
   constructor(
@@ -65,6 +66,7 @@ export class ApiKeyService {
     private readonly onBackgroundError: (err: unknown) => void = () => {},
   ) {
     this.cache = new LRUCache({ max: 10_000, ttl: Math.max(1, cacheMs) });
+    this.unknown = new LRUCache({ max: 10_000, ttl: Math.max(1, cacheMs) });
   }
 
   async create(input: {
@@ -141,6 +143,8 @@ export class ApiKeyService {
   private async lookup(publicId: string) {
     const cached = this.cache.get(publicId);
     if (cached) return cached;
+    // Well-formed but unknown keys are remembered briefly too, so guessing costs no store query each time.
+    if (this.unknown.has(publicId)) return undefined;
     const { rows } = await this.sql.query<KeyRow & { account_id: string }>(
       `SELECT k.id, k.pixel_id, k.name, k.public_id, k.key_hash, k.scopes, k.created_at, k.expires_at,
               k.revoked_at, k.last_used_at, p.status AS pixel_status, p.account_id
@@ -149,6 +153,7 @@ export class ApiKeyService {
     );
     const row = rows[0];
     if (row && this.cacheMs > 0) this.cache.set(publicId, row);
+    if (!row && this.cacheMs > 0) this.unknown.set(publicId, true);
     return row;
   }
 

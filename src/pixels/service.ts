@@ -1,6 +1,7 @@
 import { ulid } from "ulid";
 import { AccountService } from "../accounts/service.js";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
+import { normalizeOrigin } from "../ingest/origins.js";
 import { isWellFormedPixelId } from "../keys/service.js";
 import type { SqlStore } from "../stores/sql/port.js";
 
@@ -92,6 +93,31 @@ export class PixelService {
   async get(id: string): Promise<PixelRecord | null> {
     const { rows } = await this.sql.query<PixelRow>("SELECT * FROM pixels WHERE id = $1", [id]);
     return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async list(): Promise<PixelRecord[]> {
+    const { rows } = await this.sql.query<PixelRow>("SELECT * FROM pixels ORDER BY created_at, id");
+    return rows.map(toRecord);
+  }
+
+  /** Adds and removes browser origins the collector accepts for this pixel; returns the new list. */
+  async updateOrigins(id: string, add: readonly string[], remove: readonly string[]): Promise<string[]> {
+    const bad = [...add, ...remove].filter((o) => normalizeOrigin(o) === null);
+    if (bad.length) {
+      throw new BadRequestError(
+        `not an origin (scheme://host[:port] or scheme://*.domain): ${bad.join(", ")}`,
+      );
+    }
+    const norm = (xs: readonly string[]) => xs.map((o) => normalizeOrigin(o)!);
+    const { rows } = await this.sql.query<{ allowed_origins: string[] }>(
+      `UPDATE pixels SET allowed_origins = ARRAY(
+         SELECT DISTINCT o FROM unnest(allowed_origins || $2::text[]) AS o WHERE o <> ALL($3::text[]) ORDER BY o),
+         updated_at = now()
+       WHERE id = $1 RETURNING allowed_origins`,
+      [id, norm(add), norm(remove)],
+    );
+    if (!rows[0]) throw new NotFoundError(`pixel ${id} not found`);
+    return rows[0].allowed_origins;
   }
 
   async count(): Promise<number> {

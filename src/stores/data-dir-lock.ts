@@ -50,7 +50,7 @@ export function lockDataDir(dir: string, purpose: string): () => void {
         throw new DataDirLockedError(
           `the embedded data directory ${resolve(dir)} is in use by another pixelhouse process ` +
             `(pid ${owner.pid}, ${owner.purpose ?? "unknown"}). Stop that process first (Ctrl+C on \`npm start\`), ` +
-            "or set DATABASE_URL / CLICKHOUSE_URL to run against server stores, which many processes can share.",
+            "or set both DATABASE_URL and CLICKHOUSE_URL to run against server stores, which many processes can share.",
         );
       }
       rmSync(file, { force: true });

@@ -3,6 +3,9 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import type { Config } from "../config.js";
 import { lockDataDir } from "./data-dir-lock.js";
+import type { DedupStore } from "./dedup/port.js";
+import { RedisDedupStore } from "./dedup/redis.js";
+import { SqlDedupStore } from "./dedup/sql.js";
 import { MemoryKv } from "./kv/memory.js";
 import type { KvStore } from "./kv/port.js";
 import { RedisKv } from "./kv/redis.js";
@@ -17,6 +20,8 @@ export interface Stores {
   sql: SqlStore;
   warehouse: WarehouseStore;
   kv: KvStore;
+  /** The eventId dedup set: Redis digests with a Redis KV, full ids in the SQL store when embedded. */
+  dedup: DedupStore;
   /** The server secret keyed into API key hashes. */
   keySecret: string;
   close(): Promise<void>;
@@ -44,12 +49,23 @@ export async function openStores(config: Config, purpose: string): Promise<Store
         })
       : await ChdbWarehouse.open(join(config.DATA_DIR, "ch"), config.CLICKHOUSE_DATABASE);
     opened.push(warehouse);
-    const kv: KvStore = config.REDIS_URL ? new RedisKv(config.REDIS_URL, config.REDIS_KEY_PREFIX) : new MemoryKv();
+    const kv = config.REDIS_URL ? new RedisKv(config.REDIS_URL, config.REDIS_KEY_PREFIX) : new MemoryKv();
     opened.push(kv);
+    const dedupOptions = { windowDays: config.DEDUP_WINDOW_DAYS, leaseSeconds: 60 };
+    const dedup: DedupStore =
+      kv instanceof RedisKv
+        ? new RedisDedupStore(kv.client, {
+            ...dedupOptions,
+            periodDays: 10,
+            bucketBits: config.DEDUP_BUCKET_BITS,
+            prefix: config.REDIS_KEY_PREFIX,
+          })
+        : new SqlDedupStore(sql, dedupOptions);
     return {
       sql,
       warehouse,
       kv,
+      dedup,
       keySecret,
       async close() {
         for (const s of opened.reverse()) await s.close().catch(() => {});

@@ -24,7 +24,7 @@ const UNAUTHORIZED = { message: "Unauthorized" };
 const DENIED = { message: DENY_MESSAGE, Message: DENY_MESSAGE };
 const DENIED_TEXT = JSON.stringify(DENIED);
 
-const routes = routeTable(app.services, app.stores).filter((r) => r.auth !== "public");
+const routes = routeTable(app.services, app.stores, app.config).filter((r) => r.auth !== "public");
 
 /** `/views/:id` → `/views/x`; Express 5 wildcards (`*rest`) and optional groups (`{…}`) too. */
 const concretePath = (path: string) => path.replace(/[:*][A-Za-z0-9_]+/g, "x").replace(/[{}]/g, "");
@@ -64,7 +64,7 @@ describe("route table", () => {
   });
 
   it("declares a known scope, any-key or public on every route", () => {
-    for (const r of routeTable(app.services, app.stores)) {
+    for (const r of routeTable(app.services, app.stores, app.config)) {
       expect(["any-key", "public", ...STORABLE_SCOPES]).toContain(r.auth);
     }
   });
@@ -330,7 +330,12 @@ describe("scope expansion through mountRoutes (synthetic routes)", () => {
     );
     const express_ = express();
     express_.use(requestId(createLogger("silent")));
-    mountRoutes(express_, synthetic, { keys: app.services.keys });
+    const generous = { capacity: 10_000, refillPerSecond: 10_000 };
+    mountRoutes(express_, synthetic, {
+      keys: app.services.keys,
+      kv: app.stores.kv,
+      rates: { ingest: generous, query: generous },
+    });
     express_.use(errorHandler(createLogger("silent")));
     server = await new Promise<Server>((resolve) => {
       const s = express_.listen(0, "127.0.0.1", () => resolve(s));

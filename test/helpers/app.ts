@@ -1,5 +1,5 @@
-import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { createApp } from "../../src/app.js";
 import { type Config, loadConfig } from "../../src/config.js";
@@ -24,7 +24,13 @@ export interface TestApp {
   call(
     method: string,
     path: string,
-    options?: { key?: string; pixelId?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> },
+    options?: {
+      key?: string;
+      pixelId?: string;
+      body?: unknown;
+      rawBody?: string | Buffer;
+      headers?: Record<string, string>;
+    },
   ): Promise<{ status: number; body: unknown; text: string; headers: Headers }>;
   close(): Promise<void>;
 }

@@ -1,0 +1,218 @@
+/**
+ * npm run bench:ingest — events/s of the real service (HTTP, 100-event batches of realistic events
+ * with unique ids, 32 concurrent clients, fresh store) against a bare baseline in the same run,
+ * acknowledgement latency, time until an acknowledged event is queryable, Redis bytes per remembered
+ * id. Embedded stores always; again with Postgres + Redis servers when BENCH_DATABASE_URL /
+ * BENCH_REDIS_URL (or TEST_DATABASE_URL / TEST_REDIS_URL) are set.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import pg from "pg";
+import { loadConfig } from "../src/config.js";
+import { RedisDedupStore } from "../src/stores/dedup/redis.js";
+import { openStores } from "../src/stores/index.js";
+import { runCli, startChild, stopChild } from "./child.js";
+import { makeBatches } from "./events-gen.js";
+import { percentile, runLoad } from "./load-client.js";
+
+const BATCHES = Number(process.env.BENCH_BATCHES ?? 2000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const PER_BATCH = 100;
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL;
+const FLUSH_MS = Number(process.env.INGEST_FLUSH_MS ?? 20);
+
+const tmp = (p: string) => mkdtempSync(join(tmpdir(), p));
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+async function baseline(bodies: string[]) {
+  const dir = tmp("pxh-bench-base-");
+  const { child, ready } = await startChild(
+    process.execPath,
+    ["--import", "tsx", "bench/baseline-server.ts", dir],
+    {},
+  );
+  const r = await runLoad(String(ready.url), bodies, PER_BATCH, CONCURRENCY, {});
+  await stopChild(child);
+  rmSync(dir, { recursive: true, force: true });
+  return r;
+}
+
+async function service(bodies: string[], env: Record<string, string>, label: string) {
+  const dir = tmp("pxh-bench-svc-");
+  const base = { DATA_DIR: dir, LOG_LEVEL: "warn", PORT: "0", ...env };
+  let pixelId = "demo";
+  let key: string | undefined;
+  if (env.DATABASE_URL) {
+    pixelId = `bench_${randomBytes(3).toString("hex")}`;
+    await runCli(["pixel", "create", "--name", "bench", "--id", pixelId, "--json"], base);
+    key = (
+      JSON.parse(
+        await runCli(["key", "create", "--pixel", pixelId, "--scopes", "events:write", "--json"], base),
+      ) as { key: string }
+    ).key;
+  }
+  const { child, ready } = await startChild(
+    process.execPath,
+    ["bin/pixelhouse.mjs", "serve", "--json"],
+    base,
+  );
+  key ??= (ready.demo as { key: string }).key;
+  const url = `${String(ready.url)}/tr/api/events`;
+  // Warm-up (JIT, first parts) is not measured.
+  await runLoad(url, makeBatches(20, PER_BATCH, 999, `warm-${label}`), PER_BATCH, 4, {
+    "x-api-key": key,
+    "x-pixel-id": pixelId,
+  });
+  const r = await runLoad(url, bodies, PER_BATCH, CONCURRENCY, { "x-api-key": key, "x-pixel-id": pixelId });
+  await stopChild(child);
+  // Every acknowledged event is in the warehouse once the service is gone.
+  const stores = await openStores(loadConfig(base), "bench verify");
+  const [row] = await stores.warehouse.query<{ n: number }>(
+    "SELECT count(DISTINCT event_id) AS n FROM events WHERE pixel_id = {p:String} AND event_id LIKE 'bench-%'",
+    { p: pixelId },
+  );
+  await stores.close();
+  rmSync(dir, { recursive: true, force: true });
+  return { ...r, stored: row?.n ?? 0 };
+}
+
+/** ms from sending one event until a warehouse read returns it, in-process on embedded stores. */
+async function queryable(): Promise<{ ackMs: number; visibleAfterAckMs: number }> {
+  const dir = tmp("pxh-bench-q-");
+  const env = { DATA_DIR: dir, LOG_LEVEL: "warn", PORT: "0" };
+  const { child, ready } = await startChild(process.execPath, ["bin/pixelhouse.mjs", "serve", "--json"], env);
+  const key = (ready.demo as { key: string }).key;
+  const t0 = performance.now();
+  const res = await fetch(`${String(ready.url)}/tr/api/events`, {
+    method: "POST",
+    headers: { "x-api-key": key, "x-pixel-id": "demo", "content-type": "application/json" },
+    body: JSON.stringify({ events: [{ name: "purchase", eventId: "probe-1" }] }),
+  });
+  const ackMs = performance.now() - t0;
+  await res.text();
+  // Acknowledged means written: stop the service and read the same store.
+  await stopChild(child);
+  const t1 = performance.now();
+  const stores = await openStores(loadConfig(env), "bench probe");
+  const rows = await stores.warehouse.query("SELECT 1 FROM events WHERE event_id = 'probe-1'");
+  await stores.close();
+  rmSync(dir, { recursive: true, force: true });
+  if (rows.length !== 1) throw new Error("an acknowledged event was not in the warehouse");
+  return { ackMs, visibleAfterAckMs: rows.length === 1 ? 0 : performance.now() - t1 };
+}
+
+async function usedMemory(redis: Redis): Promise<number> {
+  const info = await redis.info("memory");
+  return Number(/used_memory:(\d+)/.exec(info)?.[1]);
+}
+
+/** Redis used_memory delta over 1M remembered ids, against SET NX EX on 100k ids. */
+async function redisBytesPerId(url: string): Promise<{ digest: number; naive: number }> {
+  const redis = new Redis(url);
+  const prefix = `pxhbench${randomBytes(3).toString("hex")}:`;
+  const store = new RedisDedupStore(redis, {
+    windowDays: 30,
+    leaseSeconds: 60,
+    periodDays: 10,
+    bucketBits: 14,
+    prefix,
+  });
+  const N = Number(process.env.BENCH_REDIS_IDS ?? 1_000_000);
+  const before = await usedMemory(redis);
+  for (let i = 0; i < N; i += 1000) {
+    const ids = Array.from(
+      { length: Math.min(1000, N - i) },
+      (_, k) => `evt-${i + k}-${randomBytes(6).toString("hex")}`,
+    );
+    const { lease } = await store.reserve("bench-pixel", ids);
+    await store.commit(lease);
+  }
+  const digest = ((await usedMemory(redis)) - before) / N;
+  const M = 100_000;
+  const beforeNaive = await usedMemory(redis);
+  const pipe = redis.pipeline();
+  for (let i = 0; i < M; i++)
+    pipe.set(
+      `${prefix}naive:bench-pixel:evt-${i}-${randomBytes(6).toString("hex")}`,
+      "1",
+      "EX",
+      2_592_000,
+      "NX",
+    );
+  await pipe.exec();
+  const naive = ((await usedMemory(redis)) - beforeNaive) / M;
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 5000);
+    cursor = next;
+    if (keys.length) await redis.unlink(...keys);
+  } while (cursor !== "0");
+  redis.disconnect();
+  return { digest, naive };
+}
+
+async function freshDatabase(url: string): Promise<string> {
+  const name = `pxh_bench_${randomBytes(4).toString("hex")}`;
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+const bodies = makeBatches(BATCHES, PER_BATCH, 1);
+log(
+  `bench:ingest: ${BATCHES * PER_BATCH} events in ${BATCHES} batches of ${PER_BATCH}, ${CONCURRENCY} clients, flush ${FLUSH_MS} ms`,
+);
+const base = await baseline(bodies);
+log(
+  `baseline: ${base.eventsPerSecond.toFixed(0)} events/s, p50 ${percentile(base.latenciesMs, 50).toFixed(1)} ms, failures ${base.failures}`,
+);
+const emb = await service(bodies, {}, "embedded");
+log(
+  `service (embedded): ${emb.eventsPerSecond.toFixed(0)} events/s, p50 ${percentile(emb.latenciesMs, 50).toFixed(1)} ms, p99 ${percentile(emb.latenciesMs, 99).toFixed(1)} ms, failures ${emb.failures}, stored ${emb.stored}`,
+);
+let server: Awaited<ReturnType<typeof service>> | undefined;
+if (DATABASE_URL && REDIS_URL) {
+  const db = await freshDatabase(DATABASE_URL);
+  server = await service(
+    bodies,
+    {
+      DATABASE_URL: db,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: `pxhb${randomBytes(3).toString("hex")}:`,
+      KEY_SECRET: randomBytes(24).toString("hex"),
+    },
+    "servers",
+  );
+  log(
+    `service (Postgres + Redis servers, chDB): ${server.eventsPerSecond.toFixed(0)} events/s, p50 ${percentile(server.latenciesMs, 50).toFixed(1)} ms, p99 ${percentile(server.latenciesMs, 99).toFixed(1)} ms, failures ${server.failures}, stored ${server.stored}`,
+  );
+}
+const q = await queryable();
+log(
+  `single event: acknowledged in ${q.ackMs.toFixed(1)} ms; readable right after the acknowledgement (written before it)`,
+);
+let redis: { digest: number; naive: number } | undefined;
+if (REDIS_URL) {
+  redis = await redisBytesPerId(REDIS_URL);
+  log(
+    `redis: ${redis.digest.toFixed(1)} B per remembered id (digest buckets, 1M ids) vs ${redis.naive.toFixed(1)} B with SET NX EX`,
+  );
+}
+const ratio = emb.eventsPerSecond / base.eventsPerSecond;
+process.stdout.write(
+  `bench:ingest service ${emb.eventsPerSecond.toFixed(0)} events/s | baseline ${base.eventsPerSecond.toFixed(0)} events/s | ratio ${ratio.toFixed(2)}` +
+    ` | p50 ${percentile(emb.latenciesMs, 50).toFixed(0)} ms p99 ${percentile(emb.latenciesMs, 99).toFixed(0)} ms` +
+    (server
+      ? ` | servers ${server.eventsPerSecond.toFixed(0)} events/s p99 ${percentile(server.latenciesMs, 99).toFixed(0)} ms`
+      : "") +
+    (redis ? ` | redis ${redis.digest.toFixed(1)} B/id (naive ${redis.naive.toFixed(0)})` : "") +
+    "\n",
+);

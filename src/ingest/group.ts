@@ -1,0 +1,141 @@
+import { UnavailableError } from "../errors.js";
+import type { Logger } from "../log.js";
+import type { DedupLease, DedupStore } from "../stores/dedup/port.js";
+import type { WarehouseStore } from "../stores/warehouse/port.js";
+import type { IdentityResolver } from "./identity.js";
+import { type Batch, confirmStep, dedupStep, identityStep, type StepResult } from "./steps.js";
+
+export interface GroupOptions {
+  /** Start a group at once when this many events are waiting. */
+  maxRows: number;
+  /** Otherwise start it at the latest this long after its first request arrived. */
+  maxDelayMs: number;
+  /** Groups processed at the same time (one is enough for embedded stores). */
+  concurrency: number;
+}
+
+export interface GroupDeps {
+  dedup: DedupStore;
+  warehouse: WarehouseStore;
+  identity: IdentityResolver;
+  log: Logger;
+}
+
+interface Waiting {
+  batch: Batch;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Group commit: requests arriving together share one dedup reservation, one identity resolution and
+ * one warehouse INSERT per table, so per-statement costs are paid once per group, not per request.
+ * Every request of a group is acknowledged only after the group's INSERTs succeeded; if a step fails,
+ * every reservation of the group is released and every request answers 503 (nothing half-stored).
+ */
+export class GroupCommitter {
+  private waiting: Waiting[] = [];
+  private waitingRows = 0;
+  private running = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly deps: GroupDeps,
+    private readonly options: GroupOptions,
+  ) {}
+
+  /** Resolves when the batch's kept events are durably stored (its `drop` marks are final then). */
+  submit(batch: Batch): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ batch, resolve, reject });
+      this.waitingRows += batch.events.length;
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.waiting.length === 0 || this.running >= this.options.concurrency) return;
+    if (this.waitingRows >= this.options.maxRows) {
+      this.start();
+      return;
+    }
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      if (this.running < this.options.concurrency) this.start();
+    }, this.options.maxDelayMs);
+  }
+
+  private start(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const group = this.waiting;
+    this.waiting = [];
+    this.waitingRows = 0;
+    this.running++;
+    const run = this.process(group).finally(() => {
+      this.running--;
+      this.inFlight.delete(run);
+      this.schedule();
+    });
+    this.inFlight.add(run);
+  }
+
+  private async process(group: Waiting[]): Promise<void> {
+    const leases: DedupLease[] = [];
+    const fail = async (result: StepResult & { ok: false }) => {
+      for (const lease of leases) {
+        await this.deps.dedup.release(lease).catch((err: unknown) => {
+          this.deps.log.error({ err }, "dedup release failed; the lease lapses by itself");
+        });
+      }
+      this.deps.log.warn({ err: result.cause }, `ingest retry: ${result.retry} failed`);
+      const err = new UnavailableError(
+        `Service Unavailable: ${result.retry} did not answer; retry the request`,
+        1,
+      );
+      for (const w of group) w.reject(err);
+    };
+    const batches = group.map((w) => w.batch);
+    const byPixel = new Map<string, Batch[]>();
+    for (const b of batches) byPixel.set(b.ctx.pixelId, [...(byPixel.get(b.ctx.pixelId) ?? []), b]);
+
+    const links: Record<string, unknown>[] = [];
+    for (const [pixelId, pixelBatches] of byPixel) {
+      const dedup = await dedupStep(pixelId, pixelBatches, this.deps.dedup);
+      if (dedup.lease) leases.push(dedup.lease);
+      if (!dedup.ok) return fail(dedup);
+      const confirm = await confirmStep(pixelId, dedup.unconfirmed, this.deps.warehouse);
+      if (!confirm.ok) return fail(confirm);
+      const identity = await identityStep(pixelId, pixelBatches, this.deps.identity);
+      if (!identity.ok) return fail(identity);
+      for (const l of identity.links) links.push(l);
+    }
+    const rows: Record<string, unknown>[] = [];
+    for (const b of batches)
+      b.events.forEach((e, i) => b.drop[i] === "" && rows.push(e.row as unknown as Record<string, unknown>));
+    try {
+      await Promise.all([
+        rows.length ? this.deps.warehouse.insert("events", rows) : undefined,
+        links.length ? this.deps.warehouse.insert("identity_links", links) : undefined,
+      ]);
+    } catch (err) {
+      return fail({ ok: false, retry: "the warehouse", cause: err });
+    }
+    // Stored. A commit that fails only lets a later copy through to the warehouse backstop.
+    for (const lease of leases) {
+      await this.deps.dedup.commit(lease).catch((err: unknown) => {
+        this.deps.log.warn({ err }, "dedup commit failed after a stored write");
+      });
+    }
+    for (const w of group) w.resolve();
+  }
+
+  /** Starts what is waiting and waits for every group under way (graceful shutdown). */
+  async drain(): Promise<void> {
+    while (this.waiting.length || this.inFlight.size) {
+      if (this.waiting.length && this.running < this.options.concurrency) this.start();
+      await Promise.allSettled([...this.inFlight]);
+    }
+  }
+}

@@ -1,0 +1,436 @@
+/**
+ * The eventId dedup suite of issue 3, run against each dedup store by its own test file (one app per
+ * file: chDB allows one data directory per process):
+ *   ingest-dedup.embedded.test.ts  SqlDedupStore over PGlite
+ *   ingest-dedup.postgres.test.ts  SqlDedupStore over the Postgres server (real concurrency)
+ *   ingest-dedup.redis.test.ts     RedisDedupStore (compact digests) over the Redis server
+ */
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RedisDedupStore } from "../../src/stores/dedup/redis.js";
+import type { RedisKv } from "../../src/stores/kv/redis.js";
+import type { TestApp } from "../helpers/app.js";
+import { TEST_REDIS_URL } from "../helpers/env.js";
+import {
+  eventCount,
+  eventRows,
+  expectEnvelope,
+  type IngestOk,
+  oneRow,
+  sendEvents,
+  sendOk,
+  sha256,
+  ULID_RE,
+} from "./ingest-helpers.js";
+
+export interface DedupSuiteOptions {
+  /** Starts the app of this file (called once, in beforeAll). */
+  start(): Promise<TestApp>;
+  /** Which adapter the app's dedup store is: the time-travel and crash cases differ per adapter. */
+  dedup: "sql" | "redis";
+  /** False when the server store this variant needs is not configured (the suite is skipped). */
+  enabled: boolean;
+  /** More cases of one variant only, sharing the suite's app. */
+  extra?: (app: () => TestApp) => void;
+}
+
+const uid = (label: string) => `${label}-${randomBytes(5).toString("hex")}`;
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+export function dedupSuite(label: string, options: DedupSuiteOptions): void {
+  describe.skipIf(!options.enabled)(label, () => {
+    let app: TestApp;
+    beforeAll(async () => {
+      app = await options.start();
+      expect(app.stores.dedup.kind).toBe(options.dedup);
+    });
+    afterAll(() => app?.close());
+
+    const newPixel = () => app.pixelWithKey(["events:write"]);
+
+    it("the same eventId twice in one request: 1 ingested, 1 skipped, the first copy wins", async () => {
+      const px = await newPixel();
+      const id = uid("twice");
+      const res = await sendOk(app, px, [
+        { name: "purchase", eventId: id, eventProperties: { value: 1 } },
+        { name: "purchase", eventId: id, eventProperties: { value: 2 } },
+      ]);
+      expect(res).toMatchObject({ eventsIngested: 1, duplicatesSkipped: 1 });
+      expect((await oneRow(app, px.pixelId, id)).value).toBe(1);
+    });
+
+    it("the same eventId in a later request is skipped", async () => {
+      const px = await newPixel();
+      const id = uid("later");
+      expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({
+        eventsIngested: 1,
+        duplicatesSkipped: 0,
+      });
+      for (let i = 0; i < 3; i++) {
+        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({
+          eventsIngested: 0,
+          duplicatesSkipped: 1,
+        });
+      }
+      // A new id next to the known one is still stored.
+      const fresh = uid("later-new");
+      expect(
+        await sendOk(app, px, [
+          { name: "purchase", eventId: id },
+          { name: "purchase", eventId: fresh },
+        ]),
+      ).toMatchObject({ eventsIngested: 1, duplicatesSkipped: 1 });
+      expect(await eventCount(app, px.pixelId, id)).toBe(1);
+      expect(await eventCount(app, px.pixelId, fresh)).toBe(1);
+    });
+
+    it("50 concurrent identical requests store exactly one copy", async () => {
+      const px = await newPixel();
+      const id = uid("burst");
+      const responses = await Promise.all(
+        Array.from({ length: 50 }, () =>
+          sendEvents(app, px, [{ name: "purchase", eventId: id, identityId: "burst" }]),
+        ),
+      );
+      for (const r of responses) expect(r.status, r.text).toBe(200);
+      const bodies = responses.map((r) => r.body as IngestOk);
+      expect(sum(bodies.map((b) => b.eventsIngested))).toBe(1);
+      expect(sum(bodies.map((b) => b.duplicatesSkipped))).toBe(49);
+      expect(await eventCount(app, px.pixelId, id)).toBe(1);
+      expect(await eventCount(app, px.pixelId)).toBe(1);
+    });
+
+    it("concurrent requests with overlapping batches store every id exactly once", async () => {
+      const px = await newPixel();
+      const ids = Array.from({ length: 30 }, (_, i) => uid(`overlap${i}`));
+      // Request k carries ids k..k+9 (mod 30): every id is in 10 requests.
+      const batches = Array.from({ length: 30 }, (_, k) =>
+        Array.from({ length: 10 }, (_, j) => ({ name: "page_view", eventId: ids[(k + j) % 30] })),
+      );
+      const responses = await Promise.all(batches.map((events) => sendEvents(app, px, events)));
+      for (const r of responses) expect(r.status, r.text).toBe(200);
+      const bodies = responses.map((r) => r.body as IngestOk);
+      expect(sum(bodies.map((b) => b.eventsIngested))).toBe(30);
+      expect(sum(bodies.map((b) => b.duplicatesSkipped))).toBe(270);
+      const rows = await eventRows(app, px.pixelId);
+      expect(rows.map((r) => r.event_id).sort()).toEqual([...ids].sort());
+    });
+
+    it("the same eventId under another pixel is a different event", async () => {
+      const [a, b] = [await newPixel(), await newPixel()];
+      const id = uid("shared");
+      expect(await sendOk(app, a, [{ name: "purchase", eventId: id }])).toMatchObject({ eventsIngested: 1 });
+      expect(await sendOk(app, b, [{ name: "purchase", eventId: id }])).toMatchObject({
+        eventsIngested: 1,
+        duplicatesSkipped: 0,
+      });
+      expect(await eventCount(app, a.pixelId, id)).toBe(1);
+      expect(await eventCount(app, b.pixelId, id)).toBe(1);
+    });
+
+    it("events without eventId are never deduplicated: each gets its own server ULID", async () => {
+      const px = await newPixel();
+      const event = { name: "page_view", identityId: "no-id", page: { url: "https://shop.example/" } };
+      expect(await sendOk(app, px, [event, event])).toMatchObject({
+        eventsIngested: 2,
+        duplicatesSkipped: 0,
+      });
+      expect(await sendOk(app, px, [event, event])).toMatchObject({
+        eventsIngested: 2,
+        duplicatesSkipped: 0,
+      });
+      const rows = await eventRows(app, px.pixelId);
+      expect(rows).toHaveLength(4);
+      const ids = rows.map((r) => r.event_id as string);
+      expect(new Set(ids).size).toBe(4);
+      for (const r of rows) {
+        expect(r.event_id).toMatch(ULID_RE);
+        expect(r.client_event_id).toBe(false);
+      }
+    });
+
+    it("a skipped duplicate still contributes its identifiers to identity resolution", async () => {
+      const px = await newPixel();
+      const id = uid("ident");
+      expect(await sendOk(app, px, [{ name: "page_view", eventId: id, identityId: "anon" }])).toMatchObject({
+        eventsIngested: 1,
+      });
+      const dup = await sendOk(app, px, [
+        { name: "page_view", eventId: id, identityId: "anon", userProperties: { emails: ["a@b.c"] } },
+      ]);
+      expect(dup).toMatchObject({ eventsIngested: 0, duplicatesSkipped: 1 });
+      const { rows } = await app.stores.sql.query<{
+        alias_type: string;
+        alias_value: string;
+        canonical_id: string;
+      }>("SELECT alias_type, alias_value, canonical_id FROM identity_aliases WHERE pixel_id = $1", [
+        px.pixelId,
+      ]);
+      const canonicalOf = (type: string, value: string) =>
+        rows.find((r) => r.alias_type === type && r.alias_value === value)?.canonical_id;
+      const anon = canonicalOf("identity", "anon");
+      expect(anon).toBeTruthy();
+      expect(canonicalOf("email", sha256("a@b.c"))).toBe(anon);
+      // The stored row is the first copy's, under the same identity.
+      expect((await oneRow(app, px.pixelId, id)).canonical_id).toBe(anon);
+    });
+
+    it("a failed warehouse write is a 503 with Retry-After, releases the reservations, and the retry stores all once", async () => {
+      const px = await newPixel();
+      const known = uid("known");
+      await sendOk(app, px, [{ name: "purchase", eventId: known }]);
+      const ids = [uid("retry"), uid("retry"), uid("retry")];
+      const events = [...ids, known].map((eventId) => ({
+        name: "purchase",
+        eventId,
+        identityId: "retry-anon",
+      }));
+
+      await app.stores.warehouse.command("RENAME TABLE events TO events_off");
+      let failed: Awaited<ReturnType<typeof sendEvents>>;
+      try {
+        failed = await sendEvents(app, px, events);
+      } finally {
+        await app.stores.warehouse.command("RENAME TABLE events_off TO events");
+      }
+      const body = expectEnvelope(failed, 503);
+      expect(body.error.details).toEqual([]);
+      expect(failed.headers.get("retry-after")).toMatch(/^\d+$/);
+      for (const id of ids) expect(await eventCount(app, px.pixelId, id)).toBe(0);
+
+      // Nothing was swallowed as a duplicate, and the earlier acknowledged id is still remembered.
+      const retry = await sendOk(app, px, events);
+      expect(retry).toMatchObject({ eventsIngested: 3, duplicatesSkipped: 1 });
+      for (const id of [...ids, known]) expect(await eventCount(app, px.pixelId, id)).toBe(1);
+      // And a second retry (a client that did not see the 200) stores nothing more.
+      expect(await sendOk(app, px, events)).toMatchObject({ eventsIngested: 0, duplicatesSkipped: 4 });
+      for (const id of [...ids, known]) expect(await eventCount(app, px.pixelId, id)).toBe(1);
+    });
+
+    it("warehouse backstop: a second stored copy never counts twice and collapses on merge", async () => {
+      const px = await newPixel();
+      const id = uid("backstop");
+      await sendOk(app, px, [{ name: "purchase", eventId: id, eventProperties: { value: 5 } }]);
+      const counts = async () =>
+        (
+          await app.stores.warehouse.query<{ rows: number; distinct_events: number }>(
+            `SELECT count() AS rows, count(DISTINCT event_id) AS distinct_events
+             FROM events WHERE pixel_id = {pixel:String}`,
+            { pixel: px.pixelId },
+          )
+        )[0]!;
+      expect(await counts()).toEqual({ rows: 1, distinct_events: 1 });
+      // A copy that slipped through a crash window, byte for byte the same row.
+      await app.stores.warehouse.command(
+        "INSERT INTO events SELECT * FROM events WHERE pixel_id = {pixel:String} AND event_id = {id:String}",
+        { pixel: px.pixelId, id },
+      );
+      expect(await counts()).toEqual({ rows: 2, distinct_events: 1 });
+      await app.stores.warehouse.command("OPTIMIZE TABLE events FINAL");
+      expect(await counts()).toEqual({ rows: 1, distinct_events: 1 });
+    });
+
+    if (options.dedup === "sql") {
+      it("29 days later a copy is still skipped; after 31 days (window 30) it is accepted again", async () => {
+        const px = await newPixel();
+        const id = uid("window");
+        await sendOk(app, px, [{ name: "purchase", eventId: id }]);
+        const age = (days: number) =>
+          app.stores.sql.query(
+            `UPDATE dedup_ids SET first_seen = now() - make_interval(days => $3) WHERE pixel_id = $1 AND event_id = $2`,
+            [px.pixelId, id, days],
+          );
+        expect((await age(29)).rowCount).toBe(1);
+        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({
+          eventsIngested: 0,
+          duplicatesSkipped: 1,
+        });
+        await age(31);
+        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({
+          eventsIngested: 1,
+          duplicatesSkipped: 0,
+        });
+        // The new copy starts a new window.
+        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({
+          eventsIngested: 0,
+          duplicatesSkipped: 1,
+        });
+      });
+
+      it("a reservation whose lease lapsed (process died before the write) does not block the id", async () => {
+        const px = await newPixel();
+        const id = uid("crashed");
+        await app.stores.sql.query(
+          `INSERT INTO dedup_ids (pixel_id, event_id, first_seen, lease_until, lease_token)
+           VALUES ($1, $2, now() - interval '2 minutes', now() - interval '1 minute', 'dead')`,
+          [px.pixelId, id],
+        );
+        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({
+          eventsIngested: 1,
+          duplicatesSkipped: 0,
+        });
+        expect(await eventCount(app, px.pixelId, id)).toBe(1);
+        // Now acknowledged: remembered like any other id.
+        const { rows } = await app.stores.sql.query<{ lease_until: Date | null }>(
+          "SELECT lease_until FROM dedup_ids WHERE pixel_id = $1 AND event_id = $2",
+          [px.pixelId, id],
+        );
+        expect(rows).toEqual([{ lease_until: null }]);
+        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({
+          duplicatesSkipped: 1,
+        });
+      });
+
+      it("a crash after the write but before the commit: the retry's second copy counts once and collapses", async () => {
+        const px = await newPixel();
+        const id = uid("after-write");
+        await sendOk(app, px, [{ name: "purchase", eventId: id, eventProperties: { value: 7 } }]);
+        // As if the process died after the INSERT and before committing: the lease is left to lapse.
+        await app.stores.sql.query(
+          `UPDATE dedup_ids SET lease_until = now() - interval '1 minute', lease_token = 'dead'
+           WHERE pixel_id = $1 AND event_id = $2`,
+          [px.pixelId, id],
+        );
+        // The client never saw the 200 and retries: the id is storable again, so a second copy lands.
+        expect(
+          await sendOk(app, px, [{ name: "purchase", eventId: id, eventProperties: { value: 7 } }]),
+        ).toMatchObject({
+          eventsIngested: 1,
+        });
+        const q = () =>
+          app.stores.warehouse.query<{ rows: number; distinct_events: number; revenue: number }>(
+            `SELECT count() AS rows, count(DISTINCT event_id) AS distinct_events,
+                    toFloat64(sum(value)) AS revenue
+             FROM (SELECT * FROM events FINAL WHERE pixel_id = {pixel:String})`,
+            { pixel: px.pixelId },
+          );
+        // Read with FINAL (as measures do), the two copies are one event.
+        expect((await q())[0]).toEqual({ rows: 1, distinct_events: 1, revenue: 7 });
+        expect(await eventCount(app, px.pixelId, id)).toBeLessThanOrEqual(2);
+        await app.stores.warehouse.command("OPTIMIZE TABLE events FINAL");
+        expect(await eventCount(app, px.pixelId, id)).toBe(1);
+      });
+
+      it("a live lease (a write in flight elsewhere) makes a concurrent copy a duplicate", async () => {
+        // By design: the first copy wins while its write is under way; if that write fails, its
+        // client gets a 503 and retries, and the lease is released (or lapses) for the retry.
+        const px = await newPixel();
+        const id = uid("inflight");
+        await app.stores.sql.query(
+          `INSERT INTO dedup_ids (pixel_id, event_id, first_seen, lease_until, lease_token)
+           VALUES ($1, $2, now(), now() + interval '1 minute', 'alive')`,
+          [px.pixelId, id],
+        );
+        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({
+          eventsIngested: 0,
+          duplicatesSkipped: 1,
+        });
+        expect(await eventCount(app, px.pixelId, id)).toBe(0);
+      });
+    } else {
+      // The Redis store cannot be rewound 29 days: its periods are keyed by the wall clock and expire
+      // with Redis TTLs, so the 29/31-day case runs only against the SQL store. For Redis the window
+      // holds by construction: a lookup checks the current period and every period the window reaches
+      // back to, and a period's keys expire windowDays after the period ends — the next case checks the
+      // second half (no key holding a remembered id expires before 30 days from now).
+      it.skip("29 days later a copy is still skipped (Redis time cannot be rewound; see the comment above)", () => {});
+
+      it("every Redis key holding a remembered id lives at least the 30-day window", async () => {
+        const px = await newPixel();
+        await sendOk(app, px, [{ name: "purchase", eventId: uid("ttl") }]);
+        const redis = (app.stores.kv as RedisKv).client;
+        const keys = await redis.keys(`${app.config.REDIS_KEY_PREFIX}*${px.pixelId}*`);
+        expect(keys.length).toBeGreaterThan(0);
+        for (const key of keys) {
+          const ttl = await redis.pttl(key);
+          expect(ttl, key).toBeGreaterThanOrEqual(30 * 86_400_000 - 60_000);
+        }
+      });
+
+      it("a reservation never committed (process died) blocks the id only while its lease runs", async () => {
+        const px = await newPixel();
+        const id = uid("crashed");
+        // As if a process reserved the id and died before writing: no commit, no release.
+        const orphan = await app.stores.dedup.reserve(px.pixelId, [id]);
+        expect(orphan.status).toEqual(["fresh"]);
+        // Within the lease (60 s in the app) the id is in flight: a copy is skipped, by design. After
+        // leaseSeconds the reservation is retaken, which the next case shows with a tiny lease.
+        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({
+          eventsIngested: 0,
+          duplicatesSkipped: 1,
+        });
+        expect(await eventCount(app, px.pixelId, id)).toBe(0);
+      });
+
+      it("RedisDedupStore: a lapsed reservation is retaken; committed ids are confirmed; released ids are free", async () => {
+        const prefix = `pxh_dedup_test_${randomBytes(5).toString("hex")}:`;
+        const redis = new Redis(TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
+        try {
+          const store = new RedisDedupStore(redis, {
+            windowDays: 30,
+            leaseSeconds: 0.001,
+            periodDays: 10,
+            bucketBits: 4,
+            prefix,
+          });
+          const first = await store.reserve("px-lease", ["Y"]);
+          expect(first.status).toEqual(["fresh"]);
+          // No commit: wait until the 1 ms lease has surely lapsed.
+          await new Promise((r) => setTimeout(r, 20));
+          const again = await store.reserve("px-lease", ["Y"]);
+          expect(again.status).toEqual(["fresh"]);
+          // The stale lease of the dead reservation cannot settle the new one.
+          await store.release(first.lease);
+          await store.commit(again.lease);
+          expect((await store.reserve("px-lease", ["Y"])).status).toEqual(["unconfirmed"]);
+
+          const released = await store.reserve("px-lease", ["Z"]);
+          expect(released.status).toEqual(["fresh"]);
+          await store.release(released.lease);
+          expect((await store.reserve("px-lease", ["Z"])).status).toEqual(["fresh"]);
+        } finally {
+          const keys = await redis.keys(`${prefix}*`);
+          if (keys.length) await redis.del(...keys);
+          redis.disconnect();
+        }
+      });
+
+      it("a digest match with no stored row is not a duplicate: the event is stored (no false positive)", async () => {
+        const px = await newPixel();
+        const id = uid("ghost");
+        // The set remembers the id (as after a digest collision) but the warehouse holds no such row.
+        const r = await app.stores.dedup.reserve(px.pixelId, [id]);
+        await app.stores.dedup.commit(r.lease);
+        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({
+          eventsIngested: 1,
+          duplicatesSkipped: 0,
+        });
+        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({
+          eventsIngested: 0,
+          duplicatesSkipped: 1,
+        });
+        expect(await eventCount(app, px.pixelId, id)).toBe(1);
+      });
+
+      it("concurrent copies of an id whose digest matched but is not stored: exactly one copy", async () => {
+        const px = await newPixel();
+        const id = uid("ghost-burst");
+        const r = await app.stores.dedup.reserve(px.pixelId, [id]);
+        await app.stores.dedup.commit(r.lease);
+        const responses = await Promise.all(
+          Array.from({ length: 10 }, () => sendEvents(app, px, [{ name: "purchase", eventId: id }])),
+        );
+        for (const res of responses) expect(res.status, res.text).toBe(200);
+        const bodies = responses.map((res) => res.body as IngestOk);
+        expect({
+          ingested: sum(bodies.map((b) => b.eventsIngested)),
+          skipped: sum(bodies.map((b) => b.duplicatesSkipped)),
+          stored: await eventCount(app, px.pixelId, id),
+        }).toEqual({ ingested: 1, skipped: 9, stored: 1 });
+      });
+    }
+
+    options.extra?.(() => app);
+  });
+}

@@ -1,0 +1,41 @@
+/**
+ * The dedup suite (dedup-cases.ts) over the embedded stores: SqlDedupStore in PGlite, chDB; plus the
+ * warehouse backstop across partitions, which does not depend on the dedup store.
+ */
+import { expect, it } from "vitest";
+import { startTestApp } from "../helpers/app.js";
+import { dedupSuite } from "./dedup-cases.js";
+import { eventCount, sendOk } from "./ingest-helpers.js";
+
+dedupSuite("eventId dedup, embedded (SQL dedup in PGlite)", {
+  start: () => startTestApp(),
+  dedup: "sql",
+  enabled: true,
+  extra(app) {
+    it.each([
+      ["a day later (a retry without timestamp after midnight)", "1 DAY"],
+      ["a month later (another partition)", "40 DAY"],
+    ])(
+      "warehouse backstop: a second copy of (pixel, eventId) stored %s collapses too",
+      async (_label, shift) => {
+        const px = await app().pixelWithKey(["events:write"]);
+        const id = `backstop-shift-${Math.random().toString(36).slice(2, 10)}`;
+        await sendOk(app(), px, [{ name: "purchase", eventId: id, eventProperties: { value: 3 } }]);
+        await app().stores.warehouse.command(
+          `INSERT INTO events SELECT * REPLACE (event_time + INTERVAL ${shift} AS event_time)
+         FROM events WHERE pixel_id = {pixel:String} AND event_id = {id:String}`,
+          { pixel: px.pixelId, id },
+        );
+        const distinct = await app().stores.warehouse.query<{ n: number }>(
+          "SELECT count(DISTINCT event_id) AS n FROM events WHERE pixel_id = {pixel:String}",
+          { pixel: px.pixelId },
+        );
+        // Measures counting distinct ids never count it twice…
+        expect(distinct[0]!.n).toBe(1);
+        // …and the table itself collapses the copy (issue 3: "collapses a second copy of the same (pixel, eventId)").
+        await app().stores.warehouse.command("OPTIMIZE TABLE events FINAL");
+        expect(await eventCount(app(), px.pixelId, id)).toBe(1);
+      },
+    );
+  },
+});
