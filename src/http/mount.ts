@@ -56,6 +56,9 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], deps: Mou
           principal = await deps.keys.authenticate(header(req, "x-api-key"), header(req, "x-pixel-id"));
           if (def.auth !== "any-key" && !principal.scopes.has(def.auth))
             throw new MissingScopeError(def.auth);
+          if (def.rateLimit) {
+            await enforceRateLimit(deps.kv, res, def.rateLimit, principal.keyId, deps.rates[def.rateLimit]);
+          }
         }
         const rawBody =
           def.body && req.method !== "GET" && req.method !== "HEAD"

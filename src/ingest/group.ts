@@ -112,8 +112,11 @@ export class GroupCommitter {
       for (const l of identity.links) links.push(l);
     }
     const rows: Record<string, unknown>[] = [];
-    for (const b of batches)
-      b.events.forEach((e, i) => b.drop[i] === "" && rows.push(e.row as unknown as Record<string, unknown>));
+    for (const b of batches) {
+      b.events.forEach((e, i) => {
+        if (b.drop[i] === "") rows.push(e.row as unknown as Record<string, unknown>);
+      });
+    }
     try {
       await Promise.all([
         rows.length ? this.deps.warehouse.insert("events", rows) : undefined,

@@ -73,8 +73,8 @@ export function ingestRoutes(deps: IngestRouteDeps) {
       handler: async ({ body, req, res, requestId }) => {
         const origin = req.headers.origin;
         const pixel = await deps.pixels.get(body.pixelId);
-        if (!pixel || pixel.status !== "active") throw new AccessDeniedError("unknown or inactive pixel");
-        if (!origin || !originAllowed(origin, pixel.allowedOrigins)) {
+        if (pixel?.status !== "active") throw new AccessDeniedError("unknown or inactive pixel");
+        if (!(origin && originAllowed(origin, pixel.allowedOrigins))) {
           throw new ForbiddenError(`origin ${origin ?? "(none)"} is not allowed for this pixel`);
         }
         res.setHeader("Access-Control-Allow-Origin", origin);

@@ -272,14 +272,7 @@ export function dedupSuite(label: string, options: DedupSuiteOptions): void {
         });
         expect(await eventCount(app, px.pixelId, id)).toBe(1);
         // Now acknowledged: remembered like any other id.
-        const { rows } = await app.stores.sql.query<{ lease_until: Date | null }>(
-          "SELECT lease_until FROM dedup_ids WHERE pixel_id = $1 AND event_id = $2",
-          [px.pixelId, id],
-        );
-        expect(rows).toEqual([{ lease_until: null }]);
-        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({
-          duplicatesSkipped: 1,
-        });
+        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({ duplicatesSkipped: 1 });
       });
 
       it("a crash after the write but before the commit: the retry's second copy counts once and collapses", async () => {

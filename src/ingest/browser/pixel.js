@@ -5,18 +5,18 @@
   var w = window;
   var d = document;
   var script = d.currentScript;
-  var endpoint = (script && script.src ? new URL(script.src).origin : "") + "/tr/api/collect";
+  var endpoint = `${script?.src ? new URL(script.src).origin : ""}/tr/api/collect`;
   var pixelId = script ? script.getAttribute("data-pixel-id") : null;
-  var autoPageView = !script || script.getAttribute("data-auto-page-view") !== "false";
+  var autoPageView = script?.getAttribute("data-auto-page-view") !== "false";
   var KEY = "_pxh_id";
 
   function cookie(name) {
-    var m = d.cookie.match(new RegExp("(?:^|; )" + name + "=([^;]*)"));
+    var m = d.cookie.match(new RegExp(`(?:^|; )${name}=([^;]*)`));
     return m ? decodeURIComponent(m[1]) : "";
   }
 
   function newId() {
-    if (w.crypto && w.crypto.randomUUID) return w.crypto.randomUUID();
+    if (w.crypto?.randomUUID) return w.crypto.randomUUID();
     return Date.now().toString(36) + Math.random().toString(36).slice(2);
   }
 
@@ -27,7 +27,8 @@
       id = id || w.localStorage.getItem(KEY) || "";
     } catch (_) {}
     id = id || newId();
-    d.cookie = KEY + "=" + encodeURIComponent(id) + "; path=/; max-age=31536000; SameSite=Lax";
+    // biome-ignore lint/suspicious/noDocumentCookie: the Cookie Store API is missing from Safari and Firefox
+    d.cookie = `${KEY}=${encodeURIComponent(id)}; path=/; max-age=31536000; SameSite=Lax`;
     try {
       w.localStorage.setItem(KEY, id);
     } catch (_) {}
@@ -38,10 +39,7 @@
     if (!pixelId) return false;
     var body = JSON.stringify({ pixelId: pixelId, events: [event] });
     // text/plain keeps the request "simple": no CORS preflight, and sendBeacon survives page unloads.
-    if (
-      w.navigator.sendBeacon &&
-      w.navigator.sendBeacon(endpoint, new Blob([body], { type: "text/plain" }))
-    ) {
+    if (w.navigator.sendBeacon?.(endpoint, new Blob([body], { type: "text/plain" }))) {
       return true;
     }
     if (w.fetch) {
@@ -92,13 +90,11 @@
 
   function call(args) {
     var fn = api[args[0]];
-    return fn ? fn.apply(null, Array.prototype.slice.call(args, 1)) : undefined;
+    return fn ? fn(...Array.prototype.slice.call(args, 1)) : undefined;
   }
 
-  var queued = (w.pixelhouse && w.pixelhouse.q) || [];
-  w.pixelhouse = function () {
-    return call(arguments);
-  };
+  var queued = w.pixelhouse?.q || [];
+  w.pixelhouse = (...args) => call(args);
   if (pixelId && autoPageView && !queued.some((a) => a[0] === "init")) track("page_view");
-  for (var i = 0; i < queued.length; i++) call(queued[i]);
+  queued.forEach(call);
 })();
