@@ -10,7 +10,8 @@ const optionalUrl = (protocols: readonly string[]) =>
     .transform((v) => (v === "" ? undefined : v))
     .refine((v) => v === undefined || URL.canParse(v), "must be a URL")
     .refine(
-      (v) => v === undefined || protocols.includes(new URL(v).protocol),
+      // zod runs every refinement; the first one already reported a value that is no URL at all.
+      (v) => v === undefined || !URL.canParse(v) || protocols.includes(new URL(v).protocol),
       `must start with ${protocols.map((p) => `${p}//`).join(" or ")}`,
     );
 

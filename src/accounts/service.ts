@@ -1,7 +1,7 @@
 import { ulid } from "ulid";
 import { NotFoundError } from "../errors.js";
 import type { SqlExecutor } from "../stores/sql/port.js";
-import { type Account, DEFAULT_ORDER_SETTINGS, type OrderSettings } from "./schemas.js";
+import { type Account, DEFAULT_ORDER_SETTINGS, type OrderSettings, orderSettingsSchema } from "./schemas.js";
 
 export const ACCOUNT_NOT_FOUND = "Account not found";
 
@@ -65,6 +65,10 @@ export class AccountService {
     );
     const row = rows[0];
     if (!row) throw new NotFoundError(ACCOUNT_NOT_FOUND);
-    return { ...DEFAULT_ORDER_SETTINGS, ...(row.order_settings ?? {}) };
+    // Only known, well-typed stored keys override a default: a stray or null value never leaks out.
+    const stored = orderSettingsSchema.partial().safeParse(row.order_settings ?? {});
+    const valid = stored.success ? stored.data : {};
+    const defined = Object.fromEntries(Object.entries(valid).filter(([, v]) => v !== undefined));
+    return { ...DEFAULT_ORDER_SETTINGS, ...defined };
   }
 }

@@ -83,7 +83,9 @@ export class GroupCommitter {
 
   private async process(group: Waiting[]): Promise<void> {
     const leases: DedupLease[] = [];
+    const claims: (() => Promise<void>)[] = [];
     const fail = async (result: StepResult & { ok: false }) => {
+      for (const release of claims) await release().catch(() => {});
       for (const lease of leases) {
         await this.deps.dedup.release(lease).catch((err: unknown) => {
           this.deps.log.error({ err }, "dedup release failed; the lease lapses by itself");
@@ -105,8 +107,9 @@ export class GroupCommitter {
       const dedup = await dedupStep(pixelId, pixelBatches, this.deps.dedup);
       if (dedup.lease) leases.push(dedup.lease);
       if (!dedup.ok) return fail(dedup);
-      const confirm = await confirmStep(pixelId, dedup.unconfirmed, this.deps.warehouse);
+      const confirm = await confirmStep(pixelId, dedup.unconfirmed, this.deps.warehouse, this.deps.dedup);
       if (!confirm.ok) return fail(confirm);
+      if (confirm.release) claims.push(confirm.release);
       const identity = await identityStep(pixelId, pixelBatches, this.deps.identity);
       if (!identity.ok) return fail(identity);
       for (const l of identity.links) links.push(l);

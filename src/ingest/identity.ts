@@ -37,7 +37,19 @@ function nextVersion(): number {
  */
 export class IdentityResolver {
   private readonly cache = new LRUCache<string, string>({ max: 200_000, ttl: 5 * 60_000 });
+  /** Roots merged away (in this process) → their survivor, so cached aliases follow merges at once. */
+  private readonly merged = new LRUCache<string, string>({ max: 50_000 });
   private readonly newId = monotonicFactory();
+
+  private cached(pixelId: string, key: string): string | undefined {
+    let root = this.cache.get(`${pixelId}\u0000${key}`);
+    for (let hops = 0; root !== undefined && hops < 16; hops++) {
+      const next = this.merged.get(`${pixelId}\u0000${root}`);
+      if (next === undefined) break;
+      root = next;
+    }
+    return root;
+  }
 
   constructor(private readonly sql: SqlStore) {}
 
@@ -60,7 +72,7 @@ export class IdentityResolver {
     for (const group of groups) {
       let root: string | undefined;
       for (const alias of group) {
-        const hit = this.cache.get(`${pixelId}\u0000${keyOf(alias)}`);
+        const hit = this.cached(pixelId, keyOf(alias));
         if (hit === undefined || (root !== undefined && hit !== root)) return null;
         root = hit;
       }
@@ -76,9 +88,25 @@ export class IdentityResolver {
     const known = new Map<string, string>();
     const misses: Alias[] = [];
     for (const [k, a] of distinct) {
-      const hit = this.cache.get(`${pixelId}\u0000${k}`);
+      const hit = this.cached(pixelId, k);
       if (hit === undefined) misses.push(a);
       else known.set(k, hit);
+    }
+    // Another process may have merged a cached root away: follow its `canonical` alias (always one
+    // hop, merges re-point every alias) so nothing new is filed under a root that no longer is one.
+    const cachedRoots = [...new Set(known.values())];
+    if (cachedRoots.length) {
+      const { rows } = await tx.query<{ alias_value: string; canonical_id: string }>(
+        `SELECT alias_value, canonical_id FROM identity_aliases
+         WHERE pixel_id = $1 AND alias_type = 'canonical' AND alias_value = ANY($2::text[])`,
+        [pixelId, cachedRoots],
+      );
+      const moved = new Map(rows.map((r) => [r.alias_value, r.canonical_id]));
+      for (const [k, root] of known) {
+        const to = moved.get(root);
+        if (to !== undefined) known.set(k, to);
+      }
+      for (const [from, to] of moved) this.merged.set(`${pixelId}\u0000${from}`, to);
     }
     if (misses.length) {
       const list = misses;
@@ -157,6 +185,7 @@ export class IdentityResolver {
       links.push(link("canonical", old, survivor));
     }
 
+    for (const old of merges.keys()) this.merged.set(`${pixelId}\u0000${old}`, rootOf(old));
     const resolved = canonical.map((c) => (c ? rootOf(c) : ""));
     groups.forEach((group, i) => {
       for (const a of group) this.cache.set(`${pixelId}\u0000${keyOf(a)}`, resolved[i]!);

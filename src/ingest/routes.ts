@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AccessDeniedError, ForbiddenError } from "../errors.js";
+import { assertPixelMatches } from "../http/mount.js";
 import { bucketRule, enforceRateLimit } from "../http/rate-limit.js";
 import { route } from "../http/route.js";
 import type { PixelService } from "../pixels/service.js";
@@ -45,6 +46,7 @@ export function ingestRoutes(deps: IngestRouteDeps) {
       rateLimit: "ingest",
       response: ingestResponseSchema,
       handler: async ({ body, principal, requestId }) => {
+        assertPixelMatches(body.pixelId, principal);
         const ctx: IngestContext = {
           pixelId: principal.pixelId,
           origin: "server",

@@ -80,6 +80,8 @@ export type IncomingEvent = z.infer<typeof eventSchema>;
 
 /** Envelope check only; events are validated one by one so every problem is reported with its index. */
 export const eventsEnvelopeSchema = z.object({
+  /** Optional; when present it must name the x-pixel-id pixel (403 otherwise). */
+  pixelId: z.string().optional(),
   events: z
     .array(z.unknown())
     .min(1, "events must hold at least 1 event")

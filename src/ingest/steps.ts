@@ -69,22 +69,35 @@ export async function dedupStep(
   }
 }
 
-/** A digest match is a duplicate only if the warehouse holds the id: a collision never drops an event. */
+/**
+ * A digest match is a duplicate only if the warehouse holds the id: a collision never drops an event.
+ * Ids it does not hold are claimed, so concurrent copies of one of them are still stored once.
+ */
 export async function confirmStep(
   pixelId: string,
   slots: readonly Slot[],
   warehouse: WarehouseStore,
-): Promise<StepResult> {
+  dedup: DedupStore,
+): Promise<StepResult & { release?: () => Promise<void> }> {
   if (slots.length === 0) return { ok: true };
+  const idOf = (s: Slot) => s.batch.events[s.index]!.row.event_id;
   try {
     const found = await warehouse.query<{ event_id: string }>(
       "SELECT DISTINCT event_id FROM events WHERE pixel_id = {pixel:String} AND event_id IN {ids:Array(String)}",
-      { pixel: pixelId, ids: slots.map((s) => s.batch.events[s.index]!.row.event_id) },
+      { pixel: pixelId, ids: slots.map(idOf) },
     );
     const stored = new Set(found.map((r) => r.event_id));
-    for (const s of slots)
-      if (stored.has(s.batch.events[s.index]!.row.event_id)) s.batch.drop[s.index] = "duplicate";
-    return { ok: true };
+    const open: Slot[] = [];
+    for (const s of slots) {
+      if (stored.has(idOf(s))) s.batch.drop[s.index] = "duplicate";
+      else open.push(s);
+    }
+    if (open.length === 0 || !dedup.claimUnconfirmed) return { ok: true };
+    const { claimed, release } = await dedup.claimUnconfirmed(pixelId, open.map(idOf));
+    open.forEach((s, i) => {
+      if (!claimed[i]) s.batch.drop[s.index] = "duplicate";
+    });
+    return { ok: true, release };
   } catch (err) {
     return retry("the warehouse", err);
   }

@@ -19,6 +19,17 @@ export interface ValidEvent {
   eventTimeMs: number;
 }
 
+/** Dotted path of the first non-finite number inside `value`, or null. */
+function nonFinitePath(value: unknown, path = ""): string | null {
+  if (typeof value === "number") return Number.isFinite(value) ? null : path;
+  if (value === null || typeof value !== "object") return null;
+  for (const [k, v] of Object.entries(value)) {
+    const found = nonFinitePath(v, path ? `${path}.${k}` : k);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
 /** Validates every event; any invalid event rejects the whole request (nothing is stored). */
 export function validateEvents(raw: readonly unknown[], receivedAtMs: number): ValidEvent[] {
   const issues: EventIssue[] = [];
@@ -39,6 +50,13 @@ export function validateEvents(raw: readonly unknown[], receivedAtMs: number): V
           message: missing ? `${field} is required` : `${field}: ${issue.message}`,
         });
       }
+      return;
+    }
+    // Pass-through keys are not typed, but a number JSON could not represent (1e400 → Infinity) would
+    // be stored as null: refuse it like the typed fields do.
+    const infinite = nonFinitePath(candidate);
+    if (infinite !== null) {
+      issues.push({ index, field: infinite, message: `${infinite}: numbers must be finite` });
       return;
     }
     let eventTimeMs = receivedAtMs;

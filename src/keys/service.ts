@@ -57,7 +57,7 @@ export class ApiKeyService {
   /** Verified rows by public id; entries live at most `cacheMs`, which bounds how late a revocation bites. */
   private readonly cache: LRUCache<string, KeyRow & { account_id: string }>;
   private readonly unknown: LRUCache<string, true>;
-  private readonly lastUsedWritten = new Map<string, number>();
+  private readonly lastUsedWritten = new LRUCache<string, number>({ max: 10_000 });
 
   constructor(
     private readonly sql: SqlStore,

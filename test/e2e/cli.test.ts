@@ -229,14 +229,22 @@ describe("serve and the data-directory lock", { timeout: 180_000 }, () => {
     // Ready once the log line and the demo block's curl line (written after it) have both arrived.
     await new Promise<void>((resolve, reject) => {
       let ready = false;
+      // Fail with what the process said rather than a bare hook timeout.
+      const giveUp = setTimeout(() => {
+        reject(new Error(`serve was not ready in time:\n${stdout.join("\n")}\n${stderr}`));
+      }, 110_000);
       lines.on("line", (line) => {
         stdout.push(line);
         if (line.includes("pixelhouse ready")) ready = true;
-        if (ready && line.includes("API reference:")) resolve();
+        if (ready && line.includes("API reference:")) {
+          clearTimeout(giveUp);
+          resolve();
+        }
       });
-      child.once("exit", (code) =>
-        reject(new Error(`serve exited with ${code} before it was ready:\n${stdout.join("\n")}\n${stderr}`)),
-      );
+      child.once("exit", (code) => {
+        clearTimeout(giveUp);
+        reject(new Error(`serve exited with ${code} before it was ready:\n${stdout.join("\n")}\n${stderr}`));
+      });
     });
   }, 120_000);
 

@@ -24,6 +24,13 @@ import {
   ULID_RE,
 } from "./ingest-helpers.js";
 
+/**
+ * Group commit dedups requests that arrive together in memory, before the dedup store is asked. With
+ * every request its own group and up to 8 groups at once — as several server processes would be —
+ * concurrent copies race in the dedup store itself.
+ */
+export const ONE_GROUP_PER_REQUEST: Record<string, string> = { INGEST_FLUSH_ROWS: "1", INGEST_GROUPS: "8" };
+
 export interface DedupSuiteOptions {
   /** Starts the app of this file (called once, in beforeAll). */
   start(): Promise<TestApp>;
@@ -272,7 +279,9 @@ export function dedupSuite(label: string, options: DedupSuiteOptions): void {
         });
         expect(await eventCount(app, px.pixelId, id)).toBe(1);
         // Now acknowledged: remembered like any other id.
-        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({ duplicatesSkipped: 1 });
+        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({
+          duplicatesSkipped: 1,
+        });
       });
 
       it("a crash after the write but before the commit: the retry's second copy counts once and collapses", async () => {

@@ -442,6 +442,13 @@ describe("POST /tr/api/events: 400 envelope", () => {
     ["page.url", { page: { url: 5 } }],
     ["ipAddress", { ipAddress: 5 }],
     ["identityId", { identityId: 5 }],
+    ["eventId", { eventId: 123 }],
+    ["userAgent", { userAgent: ["Mozilla"] }],
+    ["locale", { locale: 5 }],
+    ["click.fbc", { click: { fbc: 5 } }],
+    ["viewport.devicePixelRatio", { viewport: { devicePixelRatio: "2" } }],
+    ["userProperties", { userProperties: "someone@example.com" }],
+    ["eventProperties.items", { eventProperties: { items: { price: 1 } } }],
   ])("a mistyped %s is a 400 at that field", async (field, extra) => {
     const body = await expect400(() => sendEvents(app, px, [{ name: "typed", ...extra }]));
     expect(pairs(body.error.details)).toEqual([`0:${field}`]);
@@ -500,6 +507,32 @@ describe("POST /tr/api/events: auth uses the standard body", () => {
     expect(res.status).toBe(403);
     expect(res.body).toStrictEqual({ message: "API key does not have the events:write scope" });
     expect(await eventCount(app, reader.pixelId)).toBe(0);
+  });
+});
+
+describe("POST /tr/api/events: body pixelId", () => {
+  it("a body pixelId other than x-pixel-id is 403 and stores nothing (interface §5)", async () => {
+    const other = await app.pixelWithKey(["events:write"]);
+    const id = eid("pixel-mismatch");
+    const res = await app.call("POST", "/tr/api/events", {
+      key: px.key,
+      pixelId: px.pixelId,
+      body: { pixelId: other.pixelId, events: [{ name: "x", eventId: id }] },
+    });
+    expect(res.status, res.text).toBe(403);
+    expect(await eventCount(app, px.pixelId, id)).toBe(0);
+    expect(await eventCount(app, other.pixelId, id)).toBe(0);
+  });
+
+  it("a body pixelId equal to x-pixel-id is accepted", async () => {
+    const id = eid("pixel-match");
+    const res = await app.call("POST", "/tr/api/events", {
+      key: px.key,
+      pixelId: px.pixelId,
+      body: { pixelId: px.pixelId, events: [{ name: "x", eventId: id }] },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(await eventCount(app, px.pixelId, id)).toBe(1);
   });
 });
 

@@ -10,6 +10,14 @@ export interface DedupStore {
   reserve(pixelId: string, ids: readonly string[]): Promise<{ status: DedupStatus[]; lease: DedupLease }>;
   commit(lease: DedupLease): Promise<void>;
   release(lease: DedupLease): Promise<void>;
+  /**
+   * For `unconfirmed` ids the warehouse does not hold (a digest collision): a short exclusive claim so
+   * that concurrent copies of such an id are still stored once. It expires with the lease.
+   */
+  claimUnconfirmed?(
+    pixelId: string,
+    ids: readonly string[],
+  ): Promise<{ claimed: boolean[]; release(): Promise<void> }>;
   /** Drops memory of ids older than the window (the Redis adapter expires keys by itself). */
   prune(): Promise<number>;
 }

@@ -150,6 +150,24 @@ export class RedisDedupStore implements DedupStore {
     );
   }
 
+  async claimUnconfirmed(pixelId: string, ids: readonly string[]) {
+    const keys = ids.map(
+      (id) =>
+        `${this.options.prefix}ddc:{${pixelId}}:${createHash("sha256").update(pixelId).update("\u0000").update(id).digest("hex")}`,
+    );
+    const pipe = this.redis.pipeline();
+    for (const k of keys) pipe.set(k, "1", "PX", this.options.leaseSeconds * 1000, "NX");
+    const results = (await pipe.exec()) ?? [];
+    const claimed = results.map(([err, r]) => !err && r === "OK");
+    return {
+      claimed,
+      release: async () => {
+        const mine = keys.filter((_, i) => claimed[i]);
+        if (mine.length) await this.redis.del(...mine);
+      },
+    };
+  }
+
   async prune(): Promise<number> {
     return 0; // periods expire with their keys
   }
