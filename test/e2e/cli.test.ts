@@ -226,9 +226,11 @@ describe("serve and the data-directory lock", { timeout: 180_000 }, () => {
       stderr += d.toString();
     });
     const lines = createInterface({ input: child.stdout });
-    // Ready once the log line and the demo block's curl line (written after it) have both arrived.
+    // Ready once the log line and the demo block have both arrived (in either order: the logger and
+    // the demo block write to stdout independently).
     await new Promise<void>((resolve, reject) => {
       let ready = false;
+      let demo = false;
       // Fail with what the process said rather than a bare hook timeout.
       const giveUp = setTimeout(() => {
         reject(new Error(`serve was not ready in time:\n${stdout.join("\n")}\n${stderr}`));
@@ -236,7 +238,8 @@ describe("serve and the data-directory lock", { timeout: 180_000 }, () => {
       lines.on("line", (line) => {
         stdout.push(line);
         if (line.includes("pixelhouse ready")) ready = true;
-        if (ready && line.includes("API reference:")) {
+        if (line.includes("API reference:")) demo = true;
+        if (ready && demo) {
           clearTimeout(giveUp);
           resolve();
         }

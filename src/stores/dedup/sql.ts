@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { SqlStore } from "../sql/port.js";
+import { SqlError, type SqlStore } from "../sql/port.js";
 import type { DedupLease, DedupOptions, DedupStatus, DedupStore } from "./port.js";
 
 /** Embedded mode: full ids in the SQL store, so the set is exact and survives restarts. */
@@ -14,7 +14,26 @@ export class SqlDedupStore implements DedupStore {
   async reserve(pixelId: string, ids: readonly string[]) {
     const token = randomUUID();
     if (ids.length === 0) return { status: [], lease: { pixelId, token, ids: [] } };
-    // A row is (re)claimed when new, when its lease lapsed, or when it fell out of the window.
+    // Rows are claimed in sorted order, so concurrent overlapping reservations take their row locks in
+    // the same order and cannot deadlock; a deadlock or serialization failure is retried all the same.
+    const sorted = [...ids].sort();
+    let rows: { event_id: string }[] = [];
+    for (let attempt = 1; ; attempt++) {
+      try {
+        rows = await this.claim(pixelId, sorted, token);
+        break;
+      } catch (err) {
+        const code = err instanceof SqlError ? err.code : undefined;
+        if (attempt >= 3 || (code !== "40P01" && code !== "40001")) throw err;
+      }
+    }
+    const won = new Set(rows.map((r) => r.event_id));
+    const status: DedupStatus[] = ids.map((id) => (won.has(id) ? "fresh" : "duplicate"));
+    return { status, lease: { pixelId, token, ids: ids.filter((id) => won.has(id)) } };
+  }
+
+  /** A row is (re)claimed when new, when its lease lapsed unacknowledged, or when it left the window. */
+  private async claim(pixelId: string, ids: string[], token: string) {
     const { rows } = await this.sql.query<{ event_id: string }>(
       `INSERT INTO dedup_ids AS d (pixel_id, event_id, first_seen, lease_until, lease_token)
        SELECT $1, id, now(), now() + make_interval(secs => $3), $4 FROM unnest($2::text[]) AS id
@@ -28,9 +47,7 @@ export class SqlDedupStore implements DedupStore {
        RETURNING event_id`,
       [pixelId, ids, this.options.leaseSeconds, token, this.options.windowDays],
     );
-    const won = new Set(rows.map((r) => r.event_id));
-    const status: DedupStatus[] = ids.map((id) => (won.has(id) ? "fresh" : "duplicate"));
-    return { status, lease: { pixelId, token, ids: ids.filter((id) => won.has(id)) } };
+    return rows;
   }
 
   /** One row per group: the reserved rows count as acknowledged from here on (see `prune`). */

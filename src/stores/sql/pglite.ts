@@ -1,52 +1,95 @@
-import { mkdirSync } from "node:fs";
-import { PGlite, types } from "@electric-sql/pglite";
+import { Worker } from "node:worker_threads";
 import { type SqlExecutor, type SqlResult, type SqlStore, type SqlValue, toSqlError } from "./port.js";
 
-// Same result shapes as the pg adapter: int8 as string, timestamps as Date, jsonb parsed.
-const parsers = { [types.INT8]: (v: string) => v };
+interface Reply {
+  id?: number;
+  ok?: boolean;
+  ready?: boolean;
+  result?: unknown;
+  error?: { message: string; code?: string; detail?: string };
+}
 
-/** PGlite is one connection: its own queue serializes statements, and `transaction` holds it exclusively. */
+/**
+ * Embedded Postgres: PGlite (Postgres compiled to WebAssembly) in a worker thread, so its CPU never
+ * blocks the event loop. PGlite is one connection: statements run in arrival order, and a
+ * transaction holds the connection until it ends (a statement outside it waits meanwhile).
+ */
 export class PgliteSqlStore implements SqlStore {
   readonly kind = "pglite" as const;
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
+  private closed = false;
 
-  private constructor(private readonly db: PGlite) {}
+  private constructor(private readonly worker: Worker) {
+    worker.on("message", (m: Reply) => {
+      if (m.id === undefined) return;
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (m.ok) p.resolve(m.result);
+      else p.reject(toSqlError(Object.assign(new Error(m.error?.message ?? "PGlite error"), m.error ?? {})));
+    });
+    worker.on("error", (err) => this.failAll(err));
+    worker.on("exit", () => this.failAll(new Error("the PGlite worker stopped")));
+  }
 
   /** `dir` undefined keeps the database in memory (tests). */
   static async open(dir?: string): Promise<PgliteSqlStore> {
-    if (dir) mkdirSync(dir, { recursive: true });
-    const db = await PGlite.create(dir ?? "memory://", { parsers });
-    return new PgliteSqlStore(db);
+    const worker = new Worker(new URL("./pglite-worker.mjs", import.meta.url), { workerData: { dir } });
+    await new Promise<void>((resolve, reject) => {
+      const onMessage = (m: Reply) => {
+        if (!m.ready) return;
+        worker.off("message", onMessage);
+        resolve();
+      };
+      worker.on("message", onMessage);
+      worker.once("error", reject);
+    });
+    return new PgliteSqlStore(worker);
+  }
+
+  private call<T>(message: Record<string, unknown>): Promise<T> {
+    if (this.closed)
+      return Promise.reject(
+        toSqlError(Object.assign(new Error("the SQL store is closed"), { code: "08003" })),
+      );
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.worker.postMessage({ ...message, id });
+    });
+  }
+
+  private failAll(err: unknown) {
+    for (const p of this.pending.values()) p.reject(toSqlError(err));
+    this.pending.clear();
   }
 
   async query<T>(text: string, params: readonly SqlValue[] = []): Promise<SqlResult<T>> {
-    return run<T>(this.db, text, params);
+    return this.call<SqlResult<T>>({ op: "query", text, params });
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    const tx = this.nextId; // the id `call` gives the begin message: it names the transaction
+    await this.call<null>({ op: "begin" });
+    const executor: SqlExecutor = {
+      query: <R>(text: string, params: readonly SqlValue[] = []) =>
+        this.call<SqlResult<R>>({ op: "txquery", tx, text, params }),
+      exec: (script) => this.call<void>({ op: "txexec", tx, script }),
+    };
+    let result: T;
     try {
-      return await this.db.transaction((t) =>
-        fn({
-          query: (text, params = []) => run(t, text, params),
-          exec: async (script) => {
-            try {
-              await t.exec(script);
-            } catch (err) {
-              throw toSqlError(err);
-            }
-          },
-        }),
-      );
+      result = await fn(executor);
     } catch (err) {
-      throw err instanceof Error && "code" in err ? toSqlError(err) : err;
+      await this.call({ op: "end", tx, commit: false }).catch(() => {});
+      throw err;
     }
+    await this.call({ op: "end", tx, commit: true });
+    return result;
   }
 
   async exec(script: string): Promise<void> {
-    try {
-      await this.db.exec(script);
-    } catch (err) {
-      throw toSqlError(err);
-    }
+    await this.call({ op: "exec", script });
   }
 
   async ping(): Promise<void> {
@@ -54,19 +97,9 @@ export class PgliteSqlStore implements SqlStore {
   }
 
   async close(): Promise<void> {
-    if (!this.db.closed) await this.db.close();
-  }
-}
-
-interface Queryable {
-  query<R>(text: string, params?: unknown[]): Promise<{ rows: R[]; affectedRows?: number }>;
-}
-
-async function run<T>(q: Queryable, text: string, params: readonly SqlValue[]): Promise<SqlResult<T>> {
-  try {
-    const r = await q.query<T>(text, params as unknown[]);
-    return { rows: r.rows, rowCount: r.affectedRows || r.rows.length };
-  } catch (err) {
-    throw toSqlError(err);
+    if (this.closed) return;
+    await this.call({ op: "close" }).catch(() => {});
+    this.closed = true;
+    await this.worker.terminate();
   }
 }
