@@ -11,7 +11,7 @@ import {
   type WarehouseStore,
   WarehouseUnavailableError,
 } from "./port.js";
-import { SHARED_SETTINGS, settingsClause } from "./settings.js";
+import { compactRows, SHARED_SETTINGS, settingsClause } from "./settings.js";
 
 /**
  * chDB: the ClickHouse engine inside this process. One Session per data directory per process (the
@@ -78,13 +78,13 @@ export class ChdbWarehouse implements WarehouseStore {
     if (rows.length === 0) return;
     if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(table))
       throw new WarehouseParameterError(`bad table name "${table}"`);
-    let payload = "";
-    for (const row of rows) payload += `${JSON.stringify(row)}\n`;
+    const { columns, payload } = compactRows(rows);
     try {
       await this.session.insert({
         table,
         values: Buffer.from(payload),
-        format: "JSONEachRow",
+        format: "JSONCompactEachRow",
+        columns,
         ...(options?.settings ? { settings: { ...options.settings } } : {}),
         ...(options?.signal ? { signal: options.signal } : {}),
       });

@@ -111,11 +111,14 @@ export class ClickHouseWarehouse implements WarehouseStore {
     options?: QueryOptions,
   ): Promise<void> {
     if (rows.length === 0) return;
+    // Positional rows under one column list, as the chDB adapter sends them (see compactRows).
+    const columns = Object.keys(rows[0]!) as [string, ...string[]];
     try {
       await this.client.insert({
         table,
-        values: rows as Record<string, unknown>[],
-        format: "JSONEachRow",
+        values: rows.map((row) => columns.map((c) => row[c])),
+        format: "JSONCompactEachRow",
+        columns,
         ...(options?.settings ? { clickhouse_settings: { ...options.settings } } : {}),
         ...(options?.signal ? { abort_signal: options.signal } : {}),
       });

