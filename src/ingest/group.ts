@@ -56,7 +56,9 @@ export class GroupCommitter {
 
   private schedule(): void {
     if (this.waiting.length === 0 || this.running >= this.options.concurrency) return;
-    if (this.waitingRows >= this.options.maxRows) {
+    // Idle: go now, nothing to wait for. Busy: requests gather while groups are under way, so a
+    // group grows with the load and a lone request never waits out the timer.
+    if (this.running === 0 || this.waitingRows >= this.options.maxRows) {
       this.start();
       return;
     }

@@ -2,6 +2,7 @@ import {
   type ClickHouseClient,
   type ClickHouseClientConfigOptions,
   ClickHouseError,
+  ClickHouseLogLevel,
   createClient,
 } from "@clickhouse/client";
 import {
@@ -41,7 +42,14 @@ export class ClickHouseWarehouse implements WarehouseStore {
       username: options.username,
       password: options.password,
       request_timeout: options.requestTimeoutMs ?? 300_000,
-      clickhouse_settings: { ...SHARED_SETTINGS },
+      // Progress headers keep long queries' connections alive through load balancers' idle timeouts.
+      clickhouse_settings: {
+        ...SHARED_SETTINGS,
+        send_progress_in_http_headers: 1 as const,
+        http_headers_progress_interval_ms: "110000",
+      },
+      // Failures reach callers as typed errors; the client's own console logging would repeat them.
+      log: { level: ClickHouseLogLevel.OFF },
       ...(options.connection ? { connection: options.connection } : {}),
     };
     // The database may not exist yet: create it through a client bound to `default`.
