@@ -6,6 +6,7 @@ import { systemRoutes } from "./http/system-routes.js";
 import { ingestRoutes } from "./ingest/routes.js";
 import type { Services } from "./services.js";
 import type { Stores } from "./stores/index.js";
+import { syncRoutes } from "./sync/routes.js";
 import { VERSION } from "./version.js";
 
 /**
@@ -16,6 +17,7 @@ export function routeTable(services: Services, stores: Stores, config: Config): 
   const routes: RouteDef[] = [
     ...systemRoutes(stores),
     ...accountRoutes(services.accounts),
+    ...syncRoutes(services.sync),
     ...ingestRoutes({
       ingest: services.ingest,
       pixels: services.pixels,

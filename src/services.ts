@@ -9,6 +9,7 @@ import { ApiKeyService } from "./keys/service.js";
 import type { Logger } from "./log.js";
 import { PixelService } from "./pixels/service.js";
 import type { Stores } from "./stores/index.js";
+import { SyncService } from "./sync/service.js";
 
 /** Every business service, built once per process over the opened stores. */
 export interface Services {
@@ -21,11 +22,13 @@ export interface Services {
   destinations: DestinationService;
   /** Forwarding queue and worker (the worker runs only in `serve`). */
   forwarder: Forwarder;
+  sync: SyncService;
 }
 
 export function buildServices(stores: Stores, config: Config, log: Logger): Services {
+  const identity = new IdentityResolver(stores.sql);
   const ingestGroups = new GroupCommitter(
-    { dedup: stores.dedup, warehouse: stores.warehouse, identity: new IdentityResolver(stores.sql), log },
+    { dedup: stores.dedup, warehouse: stores.warehouse, identity, log },
     {
       maxRows: config.INGEST_FLUSH_ROWS,
       maxDelayMs: config.INGEST_FLUSH_MS,
@@ -48,5 +51,6 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     ingestGroups,
     destinations,
     forwarder,
+    sync: new SyncService(stores.sql, stores.warehouse, identity),
   };
 }

@@ -1,0 +1,356 @@
+import { ulid } from "ulid";
+import { hashEmail } from "../ingest/enrich/email.js";
+import type { Alias, IdentityResolver } from "../ingest/identity.js";
+import type { SqlExecutor, SqlStore } from "../stores/sql/port.js";
+import type { WarehouseStore } from "../stores/warehouse/port.js";
+import {
+  type AdEntityRecord,
+  type AdMetricsRecord,
+  type FxRateRecord,
+  type OrderRecord,
+  type ProductRecord,
+  RECORD_SCHEMAS,
+  type RecordKind,
+  type RefundRecord,
+  type SyncResult,
+} from "./schemas.js";
+import {
+  adEntityRow,
+  adMetricsRow,
+  fxRow,
+  orderLineRows,
+  orderRow,
+  refundRow,
+  versionOf,
+} from "./warehouse-rows.js";
+
+type Counts = Omit<SyncResult, "rejected">;
+const none = (): Counts => ({ accepted: 0, updated: 0, unchanged: 0 });
+
+/**
+ * Idempotent upserts by natural id and version: a record newer than what is stored replaces it, the
+ * same or an older version changes nothing, and each record is judged on its own — a bad record is
+ * rejected with its index and errors while the rest of the batch is stored. One code path for the
+ * HTTP sync endpoints and `pixelhouse import`.
+ */
+export class SyncService {
+  constructor(
+    private readonly sql: SqlStore,
+    private readonly warehouse: WarehouseStore,
+    private readonly identity: IdentityResolver,
+  ) {}
+
+  async upsert(kind: RecordKind, pixelId: string | null, records: readonly unknown[]): Promise<SyncResult> {
+    const schema = RECORD_SCHEMAS[kind];
+    const rejected: SyncResult["rejected"] = [];
+    const valid: unknown[] = [];
+    records.forEach((record, index) => {
+      const r = schema.safeParse(record);
+      if (r.success) valid.push(r.data);
+      else {
+        rejected.push({
+          index,
+          errors: r.error.issues.map((i) => ({
+            field: i.path.map(String).join("."),
+            // zod 4 keeps no input on issues; its message says when the value was absent.
+            message:
+              i.code === "invalid_type" && i.message.endsWith("received undefined")
+                ? "is required"
+                : i.message,
+          })),
+        });
+      }
+    });
+    let counts = none();
+    if (valid.length) {
+      if (kind === "fx-rates") counts = await this.fxRates(valid as FxRateRecord[]);
+      else {
+        if (!pixelId) throw new Error(`${kind} belong to a pixel`);
+        if (kind === "products") counts = await this.products(pixelId, valid as ProductRecord[]);
+        else if (kind === "orders") counts = await this.orders(pixelId, valid as OrderRecord[]);
+        else if (kind === "refunds") counts = await this.refunds(pixelId, valid as RefundRecord[]);
+        else if (kind === "ad-entities") counts = await this.adEntities(pixelId, valid as AdEntityRecord[]);
+        else counts = await this.adMetrics(pixelId, valid as AdMetricsRecord[]);
+      }
+    }
+    return { ...counts, rejected };
+  }
+
+  /** Products and variants live in Postgres, where the cost endpoints edit them. */
+  private async products(pixelId: string, records: ProductRecord[]): Promise<Counts> {
+    const counts = none();
+    await this.sql.transaction(async (tx) => {
+      for (const p of newestPerKey(
+        records,
+        (r) => r.id,
+        (r) => versionOf(r.updatedAt),
+        counts,
+      )) {
+        const { rows } = await tx.query<{ inserted: boolean }>(
+          `INSERT INTO products (pixel_id, product_id, title, handle, vendor, product_type, status, tags, image_urls, raw, version)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+           ON CONFLICT (pixel_id, product_id) DO UPDATE SET title = excluded.title, handle = excluded.handle,
+             vendor = excluded.vendor, product_type = excluded.product_type, status = excluded.status,
+             tags = excluded.tags, image_urls = excluded.image_urls, raw = excluded.raw, version = excluded.version,
+             updated_at = now()
+           WHERE products.version < excluded.version
+           RETURNING (xmax = 0) AS inserted`,
+          [
+            pixelId,
+            p.id,
+            p.title,
+            p.handle,
+            p.vendor,
+            p.productType,
+            p.status,
+            p.tags,
+            p.imageUrls,
+            p.raw,
+            new Date(p.updatedAt),
+          ],
+        );
+        const row = rows[0];
+        if (!row) {
+          counts.unchanged++;
+          continue;
+        }
+        if (row.inserted) counts.accepted++;
+        else counts.updated++;
+        for (const v of p.variants) await upsertVariant(tx, pixelId, p, v);
+      }
+    });
+    return counts;
+  }
+
+  private async orders(pixelId: string, records: OrderRecord[]): Promise<Counts> {
+    const counts = none();
+    const newest = newestPerKey(
+      records,
+      (r) => r.id,
+      (r) => versionOf(r.updatedAt),
+      counts,
+    );
+    const stored = await this.storedVersions(
+      "orders",
+      "order_id",
+      pixelId,
+      newest.map((o) => o.id),
+    );
+    const write = classify(
+      newest,
+      (o) => o.id,
+      (o) => versionOf(o.updatedAt),
+      stored,
+      counts,
+    );
+    if (write.length === 0) return counts;
+    // Orders join the identity graph by customer email hash, customer id and order id (purchase events
+    // carrying eventProperties.orderId meet them there).
+    const groups: Alias[][] = write.map((o) => {
+      const aliases: Alias[] = [{ type: "order", value: o.id }];
+      const email = o.customer.email ? hashEmail(o.customer.email) : null;
+      if (email) aliases.push({ type: "email", value: email });
+      if (o.customer.id) aliases.push({ type: "customer", value: o.customer.id });
+      return aliases;
+    });
+    const { canonical, links } = await this.identity.resolve(pixelId, groups);
+    await Promise.all([
+      this.warehouse.insert(
+        "orders",
+        write.map((o, i) => orderRow(pixelId, o, canonical[i] ?? "")),
+      ),
+      this.warehouse.insert(
+        "order_lines",
+        write.flatMap((o) => orderLineRows(pixelId, o)),
+      ),
+      links.length
+        ? this.warehouse.insert("identity_links", links as unknown as Record<string, unknown>[])
+        : undefined,
+    ]);
+    // Every arriving or changed order is handed to the per-order cost snapshot through the outbox, so
+    // nothing is missed while that worker is down.
+    await this.sql.query("INSERT INTO outbox (topic, payload) VALUES ($1, $2)", [
+      "orders.changed",
+      { pixelId, orderIds: write.map((o) => o.id) },
+    ]);
+    return counts;
+  }
+
+  private async refunds(pixelId: string, records: RefundRecord[]): Promise<Counts> {
+    const counts = none();
+    const v = (r: RefundRecord) => versionOf(r.updatedAt ?? r.createdAt);
+    const newest = newestPerKey(records, (r) => r.id, v, counts);
+    const stored = await this.storedVersions(
+      "refunds",
+      "refund_id",
+      pixelId,
+      newest.map((r) => r.id),
+    );
+    const write = classify(newest, (r) => r.id, v, stored, counts);
+    await this.warehouse.insert(
+      "refunds",
+      write.map((r) => refundRow(pixelId, r)),
+    );
+    return counts;
+  }
+
+  private async adEntities(pixelId: string, records: AdEntityRecord[]): Promise<Counts> {
+    const counts = none();
+    const key = (e: AdEntityRecord) => `${e.platform}|${e.level}|${e.id}`;
+    const v = (e: AdEntityRecord) => versionOf(e.sourceUpdatedAt);
+    const newest = newestPerKey(records, key, v, counts);
+    const stored = await this.storedVersions(
+      "ad_entities",
+      "concat(platform, '|', toString(level), '|', entity_id)",
+      pixelId,
+      newest.map(key),
+    );
+    const write = classify(newest, key, v, stored, counts);
+    await this.warehouse.insert(
+      "ad_entities",
+      write.map((e) => adEntityRow(pixelId, e)),
+    );
+    return counts;
+  }
+
+  private async adMetrics(pixelId: string, records: AdMetricsRecord[]): Promise<Counts> {
+    const counts = none();
+    const now = Date.now();
+    const key = (m: AdMetricsRecord) => `${m.platform}|${m.level}|${m.entityId}|${m.date}`;
+    const v = (m: AdMetricsRecord) => (m.updatedAt ? versionOf(m.updatedAt) : now);
+    const newest = newestPerKey(records, key, v, counts);
+    const stored = await this.storedVersions(
+      "ad_metrics_daily",
+      "concat(platform, '|', toString(level), '|', entity_id, '|', toString(date))",
+      pixelId,
+      newest.map(key),
+    );
+    const write = classify(newest, key, v, stored, counts);
+    await this.warehouse.insert(
+      "ad_metrics_daily",
+      write.map((m) => adMetricsRow(pixelId, m, v(m))),
+    );
+    return counts;
+  }
+
+  /** FX rates are global: a re-import with the same rate changes nothing, a different rate wins. */
+  private async fxRates(records: FxRateRecord[]): Promise<Counts> {
+    const counts = none();
+    const key = (r: FxRateRecord) => `${r.currency}|${r.date}`;
+    const newest = newestPerKey(records, key, () => 0, counts);
+    const existing = await this.warehouse.query<{ k: string; rate: string }>(
+      `SELECT concat(currency, '|', toString(date)) AS k, toString(argMax(usd_rate, version)) AS rate FROM fx_rates
+       WHERE concat(currency, '|', toString(date)) IN {keys:Array(String)} GROUP BY k`,
+      { keys: newest.map(key) },
+    );
+    const stored = new Map(existing.map((r) => [r.k, Number(r.rate)]));
+    const version = Date.now();
+    const write: FxRateRecord[] = [];
+    for (const r of newest) {
+      const old = stored.get(key(r));
+      if (old === undefined) counts.accepted++;
+      else if (Math.abs(old - Number(r.unitsPerUsd.toFixed(10))) > 1e-12) counts.updated++;
+      else {
+        counts.unchanged++;
+        continue;
+      }
+      write.push(r);
+    }
+    await this.warehouse.insert(
+      "fx_rates",
+      write.map((r) => fxRow(r, version)),
+    );
+    return counts;
+  }
+
+  private async storedVersions(table: string, keyExpr: string, pixelId: string, keys: string[]) {
+    if (keys.length === 0) return new Map<string, number>();
+    const rows = await this.warehouse.query<{ k: string; v: number }>(
+      `SELECT ${keyExpr} AS k, max(version) AS v FROM ${table}
+       WHERE pixel_id = {pixel:String} AND ${keyExpr} IN {keys:Array(String)} GROUP BY k`,
+      { pixel: pixelId, keys },
+    );
+    return new Map(rows.map((r) => [r.k, Number(r.v)]));
+  }
+}
+
+/** Within one batch the newest copy of a key stands for it; the other copies count as unchanged. */
+function newestPerKey<R>(
+  records: R[],
+  key: (r: R) => string,
+  version: (r: R) => number,
+  counts: Counts,
+): R[] {
+  const best = new Map<string, R>();
+  for (const r of records) {
+    const k = key(r);
+    const prev = best.get(k);
+    if (prev === undefined) best.set(k, r);
+    else {
+      counts.unchanged++;
+      if (version(r) > version(prev)) best.set(k, r);
+    }
+  }
+  return [...best.values()];
+}
+
+function classify<R>(
+  records: R[],
+  key: (r: R) => string,
+  version: (r: R) => number,
+  stored: Map<string, number>,
+  counts: Counts,
+): R[] {
+  const write: R[] = [];
+  for (const r of records) {
+    const old = stored.get(key(r));
+    if (old === undefined) counts.accepted++;
+    else if (version(r) > old) counts.updated++;
+    else {
+      counts.unchanged++;
+      continue;
+    }
+    write.push(r);
+  }
+  return write;
+}
+
+async function upsertVariant(
+  tx: SqlExecutor,
+  pixelId: string,
+  p: ProductRecord,
+  v: ProductRecord["variants"][number],
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO variants (pixel_id, product_id, variant_id, sku, title, currency, current_price, inventory, raw, version)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+     ON CONFLICT (pixel_id, product_id, variant_id) DO UPDATE SET sku = excluded.sku, title = excluded.title,
+       currency = excluded.currency, current_price = excluded.current_price, inventory = excluded.inventory,
+       raw = excluded.raw, version = excluded.version, updated_at = now()
+     WHERE variants.version <= excluded.version`,
+    [
+      pixelId,
+      p.id,
+      v.id,
+      v.sku,
+      v.title,
+      v.currency,
+      v.currentPrice,
+      v.inventory ?? null,
+      v.raw,
+      new Date(p.updatedAt),
+    ],
+  );
+  // The synced store cost history is replaced whole; manual COG lines are never touched here.
+  await tx.query(
+    "DELETE FROM variant_cost_lines WHERE pixel_id = $1 AND product_id = $2 AND variant_id = $3 AND source = 'store'",
+    [pixelId, p.id, v.id],
+  );
+  for (const line of v.storeCostHistory) {
+    await tx.query(
+      `INSERT INTO variant_cost_lines (id, pixel_id, product_id, variant_id, source, cost, effective_start, effective_end)
+       VALUES ($1, $2, $3, $4, 'store', $5, $6, $7)`,
+      [ulid(), pixelId, p.id, v.id, line.cost, line.effectiveStartDate, line.effectiveEndDate ?? null],
+    );
+  }
+}
