@@ -7,6 +7,7 @@ import { VERSION } from "../version.js";
 import { output, reportCliError, withContext } from "./context.js";
 import { registerDestinationCommands } from "./destinations.js";
 import { parseDuration } from "./duration.js";
+import { registerImportCommands } from "./import.js";
 
 const program = new Command()
   .name("pixelhouse")
@@ -229,5 +230,6 @@ key
   });
 
 registerDestinationCommands(program);
+registerImportCommands(program);
 
 program.parseAsync(process.argv).catch(reportCliError);

@@ -5,8 +5,22 @@ import { z } from "zod";
  * camelCase; money as numbers in the record's own currency; times ISO-8601 with an offset.
  * Every record has a natural id and a version: an older version never overwrites a newer one.
  */
-const isoTime = z.iso.datetime({ offset: true, message: "must be ISO-8601 with a time zone offset" });
-const isoDate = z.iso.date({ message: "must be a date YYYY-MM-DD" });
+// The warehouse holds times and dates from 1970 to 2149 (versions are ms since 1970).
+const inRange = (v: string) => {
+  // A value that is no date at all was reported by the format check already.
+  if (!/^\d{4}-\d{2}-\d{2}/.test(v)) return true;
+  const year = Number(v.slice(0, 4));
+  return year >= 1970 && year <= 2149;
+};
+const required = (what: string) => (iss: { input?: unknown }) =>
+  iss.input === undefined ? "is required" : what;
+const isoTime = z.iso
+  .datetime({ offset: true, error: required("must be ISO-8601 with a time zone offset") })
+  .refine(inRange, "must be between 1970 and 2149");
+const isoDate = z.iso
+  .date({ error: required("must be a date YYYY-MM-DD") })
+  .refine(inRange, "must be between 1970 and 2149");
+const int32 = z.number().int().max(2_147_483_647);
 const currency = z
   .string()
   .regex(/^[A-Za-z]{3}$/, "must be an ISO 4217 code")
@@ -28,7 +42,7 @@ export const variantSchema = z.strictObject({
   title: z.string().default(""),
   currency: currency.default("USD"),
   currentPrice: money.default(0),
-  inventory: z.number().int().nullable().optional(),
+  inventory: int32.min(-2_147_483_648).nullable().optional(),
   storeCostHistory: z.array(costLineSchema).max(1000).default([]),
   raw: z.record(z.string(), z.unknown()).default({}),
 });
@@ -61,7 +75,7 @@ export const orderLineSchema = z.strictObject({
   productId: id.optional(),
   variantId: id.optional(),
   sku: z.string().default(""),
-  quantity: z.number().int().min(0),
+  quantity: int32.min(0),
   price: money,
 });
 
@@ -94,7 +108,7 @@ export const refundSchema = z.strictObject({
   amount: money,
   currency,
   lineItems: z
-    .array(z.strictObject({ variantId: id, quantity: z.number().int().min(0), amount: money }))
+    .array(z.strictObject({ variantId: id, quantity: int32.min(0), amount: money }))
     .max(1000)
     .default([]),
   /** Refunds rarely change; when absent the version is createdAt. */
@@ -138,7 +152,7 @@ export const adMetricsSchema = z
     spend: money,
     impressions: z.number().int().min(0).default(0),
     clicks: z.number().int().min(0).default(0),
-    conversions: z.number().min(0).default(0),
+    conversions: z.number().min(0).max(1e13).default(0),
     conversionValue: money.default(0),
     /** When the platform reported these figures; absent = the time of the sync (a later report wins). */
     updatedAt: isoTime.optional(),
@@ -149,7 +163,7 @@ export const fxRateSchema = z.strictObject({
   date: isoDate,
   currency,
   /** Units of `currency` per 1 USD. */
-  unitsPerUsd: z.number().positive().refine(Number.isFinite, "must be finite"),
+  unitsPerUsd: z.number().min(1e-6, "must be at least 0.000001").max(1e9, "must be at most 10^9"),
 });
 
 /** Ad sets name their campaign; ads name their campaign and ad set. */

@@ -14,6 +14,7 @@ import {
   type RefundRecord,
   type SyncResult,
 } from "./schemas.js";
+import { monotonicMs } from "./versions.js";
 import {
   adEntityRow,
   adMetricsRow,
@@ -50,14 +51,18 @@ export class SyncService {
       else {
         rejected.push({
           index,
-          errors: r.error.issues.map((i) => ({
-            field: i.path.map(String).join("."),
+          errors: r.error.issues.flatMap((i) => {
+            const field = i.path.map(String).join(".");
+            if (i.code === "unrecognized_keys") {
+              return i.keys.map((k) => ({
+                field: field ? `${field}.${k}` : k,
+                message: "is not a field of this format",
+              }));
+            }
             // zod 4 keeps no input on issues; its message says when the value was absent.
-            message:
-              i.code === "invalid_type" && i.message.endsWith("received undefined")
-                ? "is required"
-                : i.message,
-          })),
+            const missing = i.code === "invalid_type" && i.message.endsWith("received undefined");
+            return [{ field, message: missing ? "is required" : i.message }];
+          }),
         });
       }
     });
@@ -150,10 +155,18 @@ export class SyncService {
       const aliases: Alias[] = [{ type: "order", value: o.id }];
       const email = o.customer.email ? hashEmail(o.customer.email) : null;
       if (email) aliases.push({ type: "email", value: email });
-      if (o.customer.id) aliases.push({ type: "customer", value: o.customer.id });
+      // The store's customer id is what events carry as userProperties.storeYIds.
+      if (o.customer.id) aliases.push({ type: "store", value: o.customer.id });
       return aliases;
     });
     const { canonical, links } = await this.identity.resolve(pixelId, groups);
+    // Every arriving or changed order goes to the per-order cost snapshot through the outbox, announced
+    // before the write: if the write fails the (idempotent) worker finds nothing to do, whereas a notice
+    // lost after the write would never come back (a retry sees the orders as unchanged).
+    await this.sql.query("INSERT INTO outbox (topic, payload) VALUES ($1, $2)", [
+      "orders.changed",
+      { pixelId, orderIds: write.map((o) => o.id) },
+    ]);
     await Promise.all([
       this.warehouse.insert(
         "orders",
@@ -166,12 +179,6 @@ export class SyncService {
       links.length
         ? this.warehouse.insert("identity_links", links as unknown as Record<string, unknown>[])
         : undefined,
-    ]);
-    // Every arriving or changed order is handed to the per-order cost snapshot through the outbox, so
-    // nothing is missed while that worker is down.
-    await this.sql.query("INSERT INTO outbox (topic, payload) VALUES ($1, $2)", [
-      "orders.changed",
-      { pixelId, orderIds: write.map((o) => o.id) },
     ]);
     return counts;
   }
@@ -215,7 +222,7 @@ export class SyncService {
 
   private async adMetrics(pixelId: string, records: AdMetricsRecord[]): Promise<Counts> {
     const counts = none();
-    const now = Date.now();
+    const now = monotonicMs();
     const key = (m: AdMetricsRecord) => `${m.platform}|${m.level}|${m.entityId}|${m.date}`;
     const v = (m: AdMetricsRecord) => (m.updatedAt ? versionOf(m.updatedAt) : now);
     const newest = newestPerKey(records, key, v, counts);
@@ -237,14 +244,16 @@ export class SyncService {
   private async fxRates(records: FxRateRecord[]): Promise<Counts> {
     const counts = none();
     const key = (r: FxRateRecord) => `${r.currency}|${r.date}`;
-    const newest = newestPerKey(records, key, () => 0, counts);
+    // A later line of the same currency and day wins (files are read in order).
+    const position = new Map(records.map((r, i) => [r, i]));
+    const newest = newestPerKey(records, key, (r) => position.get(r) ?? 0, counts);
     const existing = await this.warehouse.query<{ k: string; rate: string }>(
       `SELECT concat(currency, '|', toString(date)) AS k, toString(argMax(usd_rate, version)) AS rate FROM fx_rates
        WHERE concat(currency, '|', toString(date)) IN {keys:Array(String)} GROUP BY k`,
       { keys: newest.map(key) },
     );
     const stored = new Map(existing.map((r) => [r.k, Number(r.rate)]));
-    const version = Date.now();
+    const version = monotonicMs();
     const write: FxRateRecord[] = [];
     for (const r of newest) {
       const old = stored.get(key(r));

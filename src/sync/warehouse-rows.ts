@@ -59,7 +59,11 @@ export function refundRow(pixelId: string, r: RefundRecord) {
     created_at: time(r.createdAt),
     amount: money(r.amount),
     currency: r.currency,
-    lines: r.lineItems.map((l) => [l.variantId, l.quantity, money(l.amount)]),
+    lines: r.lineItems.map((l) => ({
+      variant_id: l.variantId,
+      quantity: l.quantity,
+      amount: money(l.amount),
+    })),
     version: versionOf(r.updatedAt ?? r.createdAt),
   };
 }

@@ -1,0 +1,239 @@
+/**
+ * npm run bench:import — orders/s of `pixelhouse import orders` on BENCH_ORDERS (default 1,000,000)
+ * generated realistic orders in a JSON Lines file, run as a child process on a fresh embedded store,
+ * with its peak RSS; against a bare baseline in the same run: the same file read, JSON.parse'd, turned
+ * into the same rows (orderRow / orderLineRows) and inserted straight into a fresh chDB warehouse in
+ * batches of 100,000, with no validation, versions, identity graph or outbox. One summary line on
+ * stdout; details on stderr.
+ */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { createInterface } from "node:readline";
+import { loadConfig } from "../src/config.js";
+import { openStores } from "../src/stores/index.js";
+import { migrate } from "../src/stores/migrations.js";
+import type { OrderRecord } from "../src/sync/schemas.js";
+import { orderLineRows, orderRow } from "../src/sync/warehouse-rows.js";
+import { runCli } from "./child.js";
+
+const ORDERS = Number(process.env.BENCH_ORDERS ?? 1_000_000);
+const BATCH = process.env.BENCH_BATCH; // --batch of the import; its default when unset
+const BASELINE_BATCH = 100_000;
+const PIXEL = "bench";
+
+const log = (s: string) => process.stderr.write(`${s}\n`);
+const tmp = (p: string) => mkdtempSync(join(tmpdir(), p));
+
+function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const CURRENCIES = ["USD", "USD", "USD", "EUR", "EUR", "GBP", "CAD", "AUD"];
+const STATUSES = [
+  "paid",
+  "paid",
+  "paid",
+  "paid",
+  "paid",
+  "pending",
+  "refunded",
+  "partially_refunded",
+  "voided",
+] as const;
+const SOURCES = ["web", "web", "web", "pos", "shopify_draft_order", "iphone"];
+const COUNTRIES = ["US", "US", "US", "DE", "FR", "GB", "CA", "AU", "NL", "SE"];
+const TAGS = [[], [], ["vip"], ["wholesale"], ["first-order"], ["subscription", "vip"]];
+const CODES = [[], [], [], ["WELCOME10"], ["SPRING25"], ["FREESHIP"]];
+
+/** Streams N orders to a JSON Lines file (never all in memory); ~40% repeat customers. */
+async function generate(path: string, n: number): Promise<number> {
+  const r = rng(42);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const out = createWriteStream(path);
+  const customers = Math.max(1, Math.floor(n * 0.6));
+  const start = Date.parse("2025-01-01T00:00:00Z");
+  const span = 365 * 24 * 3600 * 1000;
+  for (let i = 0; i < n; i++) {
+    const created = start + Math.floor((i / n) * span) + Math.floor(r() * 60_000);
+    const items = 1 + Math.floor(r() * r() * 5);
+    const lineItems = [];
+    let subtotal = 0;
+    for (let k = 0; k < items; k++) {
+      const product = Math.floor(r() * 400);
+      const price = Math.round((5 + r() * 120) * 100) / 100;
+      const quantity = 1 + Math.floor(r() * r() * 3);
+      subtotal += price * quantity;
+      lineItems.push({
+        productId: `gid-p-${product}`,
+        variantId: `gid-v-${product}-${Math.floor(r() * 4)}`,
+        sku: `SKU-${product}`,
+        quantity,
+        price,
+      });
+    }
+    const shipping = subtotal > 75 ? 0 : 6.95;
+    const discounts = r() < 0.2 ? Math.round(subtotal * 10) / 100 : 0;
+    const tax = Math.round((subtotal - discounts) * 8) / 100;
+    const customer = Math.floor(r() * customers);
+    const status = pick(STATUSES);
+    const order = {
+      id: `${5_000_000_000 + i}`,
+      createdAt: new Date(created).toISOString(),
+      processedAt: new Date(created + 2000).toISOString(),
+      cancelledAt: status === "voided" ? new Date(created + 3_600_000).toISOString() : null,
+      currency: pick(CURRENCIES),
+      totalPrice: Math.round((subtotal - discounts + shipping + tax) * 100) / 100,
+      subtotalPrice: Math.round(subtotal * 100) / 100,
+      totalShipping: shipping,
+      totalTax: tax,
+      totalDiscounts: discounts,
+      financialStatus: status,
+      sourceName: pick(SOURCES),
+      gateway: "shopify_payments",
+      tags: pick(TAGS),
+      discountCodes: pick(CODES),
+      country: pick(COUNTRIES),
+      customer: r() < 0.05 ? {} : { id: `cust-${customer}`, email: `Customer.${customer}@example.com` },
+      lineItems,
+      updatedAt: new Date(created + 5000).toISOString(),
+    };
+    if (!out.write(`${JSON.stringify(order)}\n`)) await once(out, "drain");
+  }
+  out.end();
+  await once(out, "close");
+  return n;
+}
+
+/** Runs a command, returning its stdout, stderr, wall time and peak RSS (kB). */
+async function measured(args: string[], env: Record<string, string>) {
+  const timeBin = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
+  const command = timeBin ?? process.execPath;
+  const argv = timeBin ? ["-f", "BENCH_MAX_RSS_KB=%M", process.execPath, ...args] : args;
+  const t0 = performance.now();
+  const child = spawn(command, argv, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr.on("data", (c: Buffer) => {
+    stderr += c.toString();
+    process.stderr.write(c);
+  });
+  // Without /usr/bin/time: poll the high-water mark of the node process itself.
+  let polledKb = 0;
+  const poll = timeBin
+    ? null
+    : setInterval(() => {
+        try {
+          const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
+          if (m) polledKb = Math.max(polledKb, Number(m[1]));
+        } catch {
+          // exited
+        }
+      }, 100);
+  const [code] = (await once(child, "exit")) as [number | null];
+  if (poll) clearInterval(poll);
+  const wallMs = performance.now() - t0;
+  const timed = /BENCH_MAX_RSS_KB=(\d+)/.exec(stderr);
+  if (code !== 0) throw new Error(`pixelhouse ${args.join(" ")} exited ${code}`);
+  return { stdout, wallMs, peakRssKb: timed ? Number(timed[1]) : polledKb };
+}
+
+async function baseline(file: string): Promise<{ ms: number; rows: number }> {
+  const dir = tmp("pxh-bench-import-base-");
+  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "silent" });
+  const stores = await openStores(config, "bench:import baseline");
+  try {
+    await migrate(stores.sql, stores.warehouse);
+    const t0 = performance.now();
+    let orders: Record<string, unknown>[] = [];
+    let lines: Record<string, unknown>[] = [];
+    let rows = 0;
+    const flush = async () => {
+      await Promise.all([
+        stores.warehouse.insert("orders", orders),
+        stores.warehouse.insert("order_lines", lines),
+      ]);
+      rows += orders.length;
+      orders = [];
+      lines = [];
+    };
+    const input = createInterface({ input: createReadStream(file), crlfDelay: Number.POSITIVE_INFINITY });
+    for await (const text of input) {
+      const o = JSON.parse(text) as OrderRecord;
+      orders.push(orderRow(PIXEL, o, ""));
+      for (const l of orderLineRows(PIXEL, o)) lines.push(l);
+      if (orders.length >= BASELINE_BATCH) await flush();
+    }
+    if (orders.length) await flush();
+    const ms = performance.now() - t0;
+    const [count] = await stores.warehouse.query<{ n: string }>(
+      "SELECT count() AS n FROM orders FINAL WHERE pixel_id = {p:String}",
+      { p: PIXEL },
+    );
+    if (Number(count?.n) !== rows) throw new Error(`baseline stored ${count?.n} of ${rows} orders`);
+    return { ms, rows };
+  } finally {
+    await stores.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface Summary {
+  read: number;
+  accepted: number;
+  rejected: number;
+  elapsedMs: number;
+}
+
+const work = tmp("pxh-bench-import-");
+try {
+  const file = join(work, "orders.jsonl");
+  const t = performance.now();
+  await generate(file, ORDERS);
+  const size = statSync(file).size;
+  log(
+    `generated ${ORDERS} orders (${(size / 1024 / 1024).toFixed(0)} MB) in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+  );
+
+  const env = { DATA_DIR: join(work, "data"), LOG_LEVEL: "silent" };
+  await runCli(["pixel", "create", "--name", "Bench", "--id", PIXEL, "--json"], env);
+  const args = ["bin/pixelhouse.mjs", "import", "orders", file, "--pixel", PIXEL, "--json"];
+  if (BATCH) args.push("--batch", BATCH);
+  const run = await measured(args, env);
+  const summary = JSON.parse(run.stdout) as Summary;
+  if (summary.accepted !== ORDERS || summary.rejected !== 0)
+    throw new Error(`import stored ${summary.accepted} of ${ORDERS} (rejected ${summary.rejected})`);
+  const importRate = (ORDERS * 1000) / summary.elapsedMs;
+  log(
+    `import: ${(summary.elapsedMs / 1000).toFixed(1)} s importing (${Math.round(importRate)} orders/s), ` +
+      `${(run.wallMs / 1000).toFixed(1)} s for the whole command with start-up (${Math.round((ORDERS * 1000) / run.wallMs)} orders/s)`,
+  );
+
+  const base = await baseline(file);
+  const baseRate = (base.rows * 1000) / base.ms;
+  log(`baseline: ${(base.ms / 1000).toFixed(1)} s (${Math.round(baseRate)} orders/s)`);
+  process.stdout.write(
+    `bench:import import ${Math.round(importRate)} orders/s | baseline ${Math.round(baseRate)} orders/s | ` +
+      `ratio ${(importRate / baseRate).toFixed(2)} | peak RSS ${Math.round(run.peakRssKb / 1024)} MB\n`,
+  );
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
