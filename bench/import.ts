@@ -133,8 +133,9 @@ async function measured(args: string[], env: Record<string, string>) {
     stdout += c.toString();
   });
   child.stderr.on("data", (c: Buffer) => {
-    stderr += c.toString();
-    process.stderr.write(c);
+    const text = c.toString();
+    stderr += text;
+    process.stderr.write(text.replace(/^BENCH_MAX_RSS_KB=\d+\n/m, ""));
   });
   // Without /usr/bin/time: poll the high-water mark of the node process itself.
   let polledKb = 0;
@@ -225,6 +226,13 @@ try {
   log(
     `import: ${(summary.elapsedMs / 1000).toFixed(1)} s importing (${Math.round(importRate)} orders/s), ` +
       `${(run.wallMs / 1000).toFixed(1)} s for the whole command with start-up (${Math.round((ORDERS * 1000) / run.wallMs)} orders/s)`,
+  );
+
+  // The floor every command on the embedded stores pays (chDB's library, PGlite's WebAssembly heap).
+  const idle = await measured(["bin/pixelhouse.mjs", "migrate", "--json"], env);
+  log(
+    `peak RSS: import ${Math.round(run.peakRssKb / 1024)} MB; an idle command on the same stores ` +
+      `(pixelhouse migrate) ${Math.round(idle.peakRssKb / 1024)} MB`,
   );
 
   const base = await baseline(file);

@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import { createApp } from "./app.js";
 import { createDemoOnFirstStart } from "./bootstrap.js";
 import { type Config, storeModes } from "./config.js";
+import { loadDemo } from "./demo/load.js";
 import { createLogger } from "./log.js";
 import { buildServices } from "./services.js";
 import { openStores } from "./stores/index.js";
@@ -36,6 +37,25 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
     { url, stores: storeModes(config), ms: Math.round(performance.now() - started) },
     "pixelhouse ready",
   );
+  if (demo) {
+    // The small demo store loads in the background: the service answers at once, and the first
+    // queries see real-looking numbers within seconds.
+    const t0 = performance.now();
+    loadDemo(services, stores, { pixelId: demo.pixelId, scale: "small", seed: 42 }).then(
+      (s) =>
+        log.info(
+          {
+            ms: Math.round(performance.now() - t0),
+            events: s.eventsIngested,
+            orders: s.orders,
+            products: s.products,
+          },
+          "demo store loaded",
+        ),
+      (err: unknown) =>
+        log.error({ err }, "demo store could not be loaded; `npx pixelhouse demo` retries it"),
+    );
+  }
   if (options.json) {
     process.stdout.write(
       `${JSON.stringify({ url, stores: storeModes(config), ...(demo ? { demo: { pixelId: demo.pixelId, key: demo.key } } : {}) })}\n`,

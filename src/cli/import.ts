@@ -183,10 +183,11 @@ export async function runImport(sync: SyncService, job: ImportJob): Promise<Impo
   } catch (err) {
     progress.stop();
     const stored = totals.accepted + totals.updated;
-    process.stderr.write(
-      `pixelhouse: import stopped near line ${lastLine} of ${job.file} after ${stored} records were stored; ` +
-        "importing the file again is safe (stored versions are skipped)\n",
-    );
+    if (lastLine > 0)
+      process.stderr.write(
+        `pixelhouse: import stopped near line ${lastLine} of ${job.file} after ${stored} records were stored; ` +
+          "importing the file again is safe (stored versions are skipped)\n",
+      );
     await rejects.close().catch(() => {});
     input.destroy();
     throw err;

@@ -5,6 +5,7 @@ import { STORABLE_SCOPES } from "../keys/scopes.js";
 import { serve } from "../main.js";
 import { VERSION } from "../version.js";
 import { output, reportCliError, withContext } from "./context.js";
+import { registerDemoCommand } from "./demo.js";
 import { registerDestinationCommands } from "./destinations.js";
 import { parseDuration } from "./duration.js";
 import { registerImportCommands } from "./import.js";
@@ -230,6 +231,7 @@ key
   });
 
 registerDestinationCommands(program);
+registerDemoCommand(program);
 registerImportCommands(program);
 
 program.parseAsync(process.argv).catch(reportCliError);

@@ -1,10 +1,12 @@
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { openStores, type Stores } from "../../src/stores/index.js";
+import { MAX_JSON_LINE_BYTES, type ReadItem, readRecords } from "../../src/sync/read-records.js";
 import { tempDir } from "../helpers/stores.js";
 
 /**
@@ -109,12 +111,15 @@ describe("pixelhouse import on one data directory", { timeout: 180_000 }, () => 
       await stores.close();
     }
   }
+  /** Current orders of the pixel (FINAL), each with the number of lines of its current version. */
   const orders = (stores: Stores) =>
     stores.warehouse.query<{ id: string; total: string; status: string; lines: string }>(
       `SELECT o.order_id AS id, toString(o.total_price) AS total, o.financial_status AS status,
-         toString((SELECT count() FROM order_lines FINAL AS l WHERE l.pixel_id = o.pixel_id AND l.order_id = o.order_id
-           AND l.version = o.version)) AS lines
-       FROM orders AS o FINAL WHERE o.pixel_id = 'shop' ORDER BY id`,
+         toString(l.n) AS lines
+       FROM (SELECT * FROM orders FINAL WHERE pixel_id = 'shop') AS o
+       LEFT JOIN (SELECT order_id, version, count() AS n FROM order_lines FINAL WHERE pixel_id = 'shop'
+         GROUP BY order_id, version) AS l ON l.order_id = o.order_id AND l.version = o.version
+       ORDER BY id`,
     );
 
   const order = (id: string, updatedAt: string, totalPrice: number, extra: Record<string, unknown> = {}) =>
@@ -243,7 +248,7 @@ describe("pixelhouse import on one data directory", { timeout: 180_000 }, () => 
     const r = rejectsOf(rejects);
     expect(r.map((x) => x.line)).toStrictEqual([4, 5, 6]);
     expect(r[0]?.record).toMatchObject({ id: "3002", totalPrice: "not-a-number" });
-    expect(r[0]?.errors.map((e) => e.field)).toStrictEqual(["totalPrice"]);
+    expect(r[0]?.errors.map((e) => e.field)).toStrictEqual(["totalPrice", "subtotalPrice"]);
     expect(r[1]?.raw).toBe("3003,2025-04-01T09:30:00Z,EUR");
     expect(r[2]?.errors[0]?.field).toBe("lineItems");
 
@@ -400,5 +405,51 @@ describe("pixelhouse import on one data directory", { timeout: 180_000 }, () => 
     const kind = await cli(["import", "widgets", good(), "--pixel", "shop"]);
     expect(kind.code).toBe(1);
     expect(kind.stderr).toMatch(/^pixelhouse: .*'widgets' is invalid/);
+  });
+});
+
+describe("readRecords (the reader under the import command)", () => {
+  const read = async (chunks: (string | Buffer)[], format: "jsonl" | "csv", kind: "orders" | "fx-rates") => {
+    const out: ReadItem[] = [];
+    const input = Readable.from(chunks.map((c) => (typeof c === "string" ? Buffer.from(c) : c)));
+    for await (const item of readRecords(input, format, kind)) out.push(item);
+    return out;
+  };
+
+  it("JSON Lines: BOM, CRLF, lines split across chunks, blank lines, a line too long to keep", async () => {
+    const long = `{"x":"${"a".repeat(MAX_JSON_LINE_BYTES)}"}`;
+    const items = await read(
+      ['\uFEFF{"id":1}\r\n\r\n{"id":', "2}\n", long.slice(0, 10), long.slice(10), '\n{"id":"\u00e9', '3"}'],
+      "jsonl",
+      "orders",
+    );
+    expect(items.map((i) => ("record" in i ? [i.line, i.record] : [i.line, i.error]))).toStrictEqual([
+      [1, { id: 1 }],
+      [3, { id: 2 }],
+      [4, `line longer than ${MAX_JSON_LINE_BYTES} bytes`],
+      [5, { id: "\u00e93" }],
+    ]);
+  });
+
+  it("CSV: a quoted value over two lines keeps the line numbers right; # inside a value is not a comment", async () => {
+    const items = await read(
+      [
+        "# demo\ndate,currency,unitsPerUsd\n2025-01-01,EUR,0.9\n",
+        '2025-01-02,"EU\nR",0.9\n2025-01-03,#EUR,1e0\n2025-01-04,EUR,\n2025-01-05,EUR,x',
+      ],
+      "csv",
+      "fx-rates",
+    );
+    expect(items).toStrictEqual([
+      { line: 3, record: { date: "2025-01-01", currency: "EUR", unitsPerUsd: 0.9 } },
+      { line: 4, record: { date: "2025-01-02", currency: "EU\nR", unitsPerUsd: 0.9 } },
+      { line: 6, record: { date: "2025-01-03", currency: "#EUR", unitsPerUsd: 1 } },
+      { line: 7, record: { date: "2025-01-04", currency: "EUR" } },
+      { line: 8, record: { date: "2025-01-05", currency: "EUR", unitsPerUsd: "x" } },
+    ]);
+  });
+
+  it("CSV: a header naming a column twice stops the file", async () => {
+    await expect(read(["date,date\n1,2\n"], "csv", "fx-rates")).rejects.toThrow(/names column "date" twice/);
   });
 });

@@ -1,0 +1,227 @@
+import { createReadStream } from "node:fs";
+import { ulid } from "ulid";
+import type { IngestContext } from "../ingest/normalize.js";
+import type { Services } from "../services.js";
+import type { Stores } from "../stores/index.js";
+import { readRecords } from "../sync/read-records.js";
+import type { RecordKind } from "../sync/schemas.js";
+import { makeAds } from "./ads.js";
+import { makeCatalog } from "./catalog.js";
+import { makeVisitor } from "./journeys.js";
+import { Random } from "./random.js";
+
+/** `conversion`: purchase chance per session of a visitor; `repeat`: chance a buyer buys once more. */
+export const SCALES = {
+  small: { visitors: 2_500, products: 20, days: 30, conversion: 0.045, repeat: 0.35 },
+  medium: { visitors: 40_000, products: 60, days: 90, conversion: 0.045, repeat: 0.35 },
+  // A busy store for benchmarks: ≥ 10M events and ≥ 300k orders.
+  large: { visitors: 1_650_000, products: 200, days: 365, conversion: 0.1, repeat: 0.5 },
+} as const;
+export type Scale = keyof typeof SCALES;
+
+export interface DemoOptions {
+  pixelId: string;
+  scale: Scale;
+  days?: number;
+  seed: number;
+  /** Progress: called with a phase name and a fraction done (0..1). */
+  progress?: (phase: string, done: number) => void;
+}
+
+export interface DemoSummary {
+  pixelId: string;
+  days: number;
+  products: number;
+  variants: number;
+  adEntities: number;
+  adMetricDays: number;
+  visitors: number;
+  eventsSent: number;
+  eventsIngested: number;
+  orders: number;
+  refunds: number;
+  fxRates: number;
+  costLines: number;
+}
+
+const DAY = 86_400_000;
+const FX_FILE = new URL("../../data/fx/demo-rates.csv", import.meta.url);
+
+/**
+ * Generates a believable store from a seed and loads it the way production data arrives: events
+ * through the ingestion pipeline (browser and server origins), catalog, orders, refunds and ads through
+ * the sync service, FX rates from the shipped demo rates file. Deterministic for a seed and an as-of day.
+ */
+export async function loadDemo(
+  services: Services,
+  stores: Stores,
+  options: DemoOptions,
+): Promise<DemoSummary> {
+  const scale = SCALES[options.scale];
+  const days = options.days ?? scale.days;
+  const rng = new Random(options.seed);
+  const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
+  const windowStart = today.getTime() - days * DAY;
+  const dates = Array.from({ length: days }, (_, i) =>
+    new Date(windowStart + i * DAY).toISOString().slice(0, 10),
+  );
+  const progress = options.progress ?? (() => {});
+  const summary: DemoSummary = {
+    pixelId: options.pixelId,
+    days,
+    products: 0,
+    variants: 0,
+    adEntities: 0,
+    adMetricDays: 0,
+    visitors: scale.visitors,
+    eventsSent: 0,
+    eventsIngested: 0,
+    orders: 0,
+    refunds: 0,
+    fxRates: 0,
+    costLines: 0,
+  };
+  const sync = async (
+    kind: RecordKind,
+    records: readonly unknown[],
+    pixel: string | null = options.pixelId,
+  ) => {
+    for (let i = 0; i < records.length; i += 1000) {
+      const r = await services.sync.upsert(kind, pixel, records.slice(i, i + 1000));
+      if (r.rejected.length) throw new Error(`demo ${kind} rejected: ${JSON.stringify(r.rejected[0])}`);
+    }
+  };
+
+  progress("fx rates", 0);
+  const fx: unknown[] = [];
+  for await (const item of readRecords(createReadStream(FX_FILE), "csv", "fx-rates")) {
+    if ("record" in item) fx.push(item.record);
+  }
+  await sync("fx-rates", fx, null);
+  summary.fxRates = fx.length;
+
+  progress("catalog", 0);
+  const catalog = makeCatalog(rng, scale.products, today);
+  await sync("products", catalog.records);
+  summary.products = catalog.records.length;
+  summary.variants = catalog.variants.length;
+
+  progress("ads", 0);
+  const ads = makeAds(rng, dates, today);
+  await sync("ad-entities", ads.entities);
+  await sync("ad-metrics", ads.metrics);
+  summary.adEntities = ads.entities.length;
+  summary.adMetricDays = ads.metrics.length;
+
+  summary.costLines = await addCostLines(stores, options.pixelId);
+
+  // Visitors go through ingestion concurrently so group commit can batch them, as live traffic would.
+  const inFlight = new Set<Promise<void>>();
+  const serverBatch: Record<string, unknown>[] = [];
+  const orders: unknown[] = [];
+  const refunds: unknown[] = [];
+  const ingest = (
+    ctx: Omit<IngestContext, "requestId" | "receivedAtMs" | "ipPrefix">,
+    events: Record<string, unknown>[],
+  ) => {
+    summary.eventsSent += events.length;
+    const p = services.ingest
+      .ingest(
+        {
+          ...ctx,
+          requestId: ulid(),
+          receivedAtMs: Date.now(),
+          ipPrefix: { v4PrefixBits: 24, v6PrefixBits: 48 },
+        },
+        events,
+      )
+      .then((r) => {
+        summary.eventsIngested += r.eventsIngested;
+      })
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+    return p;
+  };
+  for (let n = 0; n < scale.visitors; n++) {
+    const v = makeVisitor(
+      rng,
+      n,
+      windowStart,
+      days,
+      catalog.variants,
+      ads.ads,
+      scale.conversion,
+      scale.repeat,
+    );
+    for (let i = 0; i < v.browserEvents.length; i += 100) {
+      ingest(
+        { pixelId: options.pixelId, origin: "browser", connection: { ip: v.ip, userAgent: v.userAgent } },
+        v.browserEvents.slice(i, i + 100),
+      );
+    }
+    serverBatch.push(...v.serverEvents);
+    orders.push(...v.orders);
+    refunds.push(...v.refunds);
+    if (serverBatch.length >= 100)
+      ingest({ pixelId: options.pixelId, origin: "server" }, serverBatch.splice(0, 100));
+    if (orders.length >= 1000) await sync("orders", orders.splice(0, 1000));
+    if (inFlight.size >= 64) await Promise.race(inFlight);
+    summary.orders += v.orders.length;
+    summary.refunds += v.refunds.length;
+    if (n % 500 === 0) progress("visitors", n / scale.visitors);
+  }
+  if (serverBatch.length) ingest({ pixelId: options.pixelId, origin: "server" }, serverBatch.splice(0));
+  await Promise.all(inFlight);
+  await sync("orders", orders);
+  await sync("refunds", refunds);
+  progress("visitors", 1);
+  return summary;
+}
+
+/**
+ * Account cost lines of DESIGN §4 (gateway fees, shipping, packaging, agency fee, software). Written
+ * directly until the costs endpoints exist; they hold the same line shapes.
+ */
+async function addCostLines(stores: Stores, pixelId: string): Promise<number> {
+  const lines: [string, Record<string, unknown>][] = [
+    ["gateway", { name: "Stripe", gateway: "stripe", percentRate: 2.9, fixedFee: 0.3, currency: "USD" }],
+    ["gateway", { name: "PayPal", gateway: "paypal", percentRate: 3.49, fixedFee: 0.49, currency: "USD" }],
+    ["shipping", { name: "Standard shipping", costPerOrder: 5.5, costPerItem: 0.5, currency: "USD" }],
+    ["order", { name: "Packaging", amount: 0.85, currency: "USD" }],
+    [
+      "variable",
+      {
+        name: "Agency fee",
+        type: "pct_ad_spend",
+        percentRate: 5,
+        category: "marketing",
+        channel: "online",
+        currency: "USD",
+      },
+    ],
+    [
+      "fixed",
+      { name: "Store software", amount: 299, frequency: "monthly", category: "software", currency: "USD" },
+    ],
+  ];
+  return stores.sql.transaction(async (tx) => {
+    const { rows } = await tx.query<{ account_id: string }>("SELECT account_id FROM pixels WHERE id = $1", [
+      pixelId,
+    ]);
+    const accountId = rows[0]?.account_id;
+    if (!accountId) throw new Error(`pixel ${pixelId} not found`);
+    const { rows: existing } = await tx.query("SELECT 1 FROM cost_lines WHERE account_id = $1 LIMIT 1", [
+      accountId,
+    ]);
+    if (existing.length) return 0;
+    for (const [costType, line] of lines) {
+      await tx.query("INSERT INTO cost_lines (id, account_id, cost_type, line) VALUES ($1, $2, $3, $4)", [
+        ulid(),
+        accountId,
+        costType,
+        line,
+      ]);
+    }
+    return lines.length;
+  });
+}
