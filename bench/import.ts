@@ -135,7 +135,7 @@ async function measured(args: string[], env: Record<string, string>) {
   child.stderr.on("data", (c: Buffer) => {
     const text = c.toString();
     stderr += text;
-    process.stderr.write(text.replace(/^BENCH_MAX_RSS_KB=\d+\n/m, ""));
+    process.stderr.write(text.replace(/^BENCH_MAX_RSS_KB=\d+\s*$/m, ""));
   });
   // Without /usr/bin/time: poll the high-water mark of the node process itself.
   let polledKb = 0;

@@ -23,5 +23,11 @@ for (const [name, version] of Object.entries(optional)) {
   lock.packages[key] = { version, license: "Apache-2.0", optional: true, ...PLATFORMS[name] };
   added++;
 }
+// npm writes the packages sorted by path ("" first); keep that order so `npm install` finds nothing to redo.
+const root = lock.packages[""];
+const sorted = Object.keys(lock.packages)
+  .filter((k) => k !== "")
+  .sort((a, b) => a.localeCompare(b, "en"));
+lock.packages = { "": root, ...Object.fromEntries(sorted.map((k) => [k, lock.packages[k]])) };
 writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`package-lock.json: ${added} platform entr${added === 1 ? "y" : "ies"} added`);

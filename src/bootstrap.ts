@@ -2,9 +2,6 @@ import type { Config } from "./config.js";
 import { SCOPES } from "./keys/scopes.js";
 import type { Services } from "./services.js";
 import type { Stores } from "./stores/index.js";
-import { migrate } from "./stores/migrations.js";
-
-export { migrate };
 
 export const DEMO_PIXEL_ID = "demo";
 
@@ -29,5 +26,11 @@ export async function createDemoOnFirstStart(
     scopes: [...SCOPES],
     name: "demo (all scopes)",
   });
+  // The service's own origin, so pixel.js can be tried from a local page right away.
+  await services.pixels.updateOrigins(
+    pixel.id,
+    [`http://localhost:${config.PORT}`, `http://127.0.0.1:${config.PORT}`],
+    [],
+  );
   return { pixelId: pixel.id, key };
 }

@@ -80,8 +80,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const issue = parsed.error.issues[0]!;
   const name = String(issue.path[0] ?? "environment");
   const raw = picked[name];
-  const shown =
-    raw === undefined ? "" : name.includes("SECRET") || name.includes("PASSWORD") ? "" : ` (got "${raw}")`;
+  // Secrets are never echoed, nor a password inside a URL.
+  const safe = raw?.replace(/\/\/[^/@\s]*@/, "//***@");
+  const secret = name.includes("SECRET") || name.includes("PASSWORD");
+  const shown = safe === undefined || secret ? "" : ` (got "${safe}")`;
   throw new ConfigError(`invalid configuration: ${name} ${issue.message}${shown}`);
 }
 

@@ -101,10 +101,6 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 
-export class UnsupportedMediaTypeError extends AppError {
-  readonly status = 415;
-}
-
 export class RateLimitedError extends AppError {
   readonly status = 429;
   constructor(

@@ -4,7 +4,10 @@ import { createLogger } from "../log.js";
 import { buildServices, type Services } from "../services.js";
 import { DataDirLockedError } from "../stores/data-dir-lock.js";
 import { openStores, StoreConfigError, type Stores } from "../stores/index.js";
+import { KvUnavailableError } from "../stores/kv/port.js";
 import { MigrationError, migrate } from "../stores/migrations.js";
+import { SqlUnavailableError } from "../stores/sql/port.js";
+import { WarehouseUnavailableError } from "../stores/warehouse/port.js";
 
 export interface CliContext {
   config: Config;
@@ -25,8 +28,20 @@ export async function withContext<T>(purpose: string, fn: (ctx: CliContext) => P
   }
 }
 
+const UNREACHABLE: [new (...a: never[]) => Error, string][] = [
+  [SqlUnavailableError, "the Postgres store (DATABASE_URL, or PGlite in DATA_DIR)"],
+  [WarehouseUnavailableError, "the ClickHouse store (CLICKHOUSE_URL, or chDB in DATA_DIR)"],
+  [KvUnavailableError, "the Redis store (REDIS_URL)"],
+];
+
 /** Errors a user can act on print one line; anything else prints its stack. */
 export function reportCliError(err: unknown): never {
+  for (const [type, store] of UNREACHABLE) {
+    if (err instanceof type) {
+      process.stderr.write(`pixelhouse: could not reach ${store}: ${err.message.split("\n")[0]}\n`);
+      process.exit(1);
+    }
+  }
   const expected =
     err instanceof ConfigError ||
     err instanceof StoreConfigError ||

@@ -205,6 +205,8 @@ key
   .addOption(json())
   .action(async (opts: { pixel: string; json?: boolean }) => {
     await withContext("pixelhouse key list", async ({ services }) => {
+      if (!(await services.pixels.get(opts.pixel)))
+        throw new BadRequestError(`pixel ${opts.pixel} not found`);
       const keys = await services.keys.list(opts.pixel);
       const state = (k: (typeof keys)[number]) =>
         k.revokedAt ? "revoked" : k.expiresAt && k.expiresAt.getTime() <= Date.now() ? "expired" : "active";

@@ -32,6 +32,10 @@ export function docsRouter(): Router {
   router.get("/docs/init.js", (_req, res) => {
     res.type("application/javascript").send(INIT);
   });
+  // Only the page's assets: the package also ships a demo index.html pointing at a public petstore.
+  router.use("/docs/assets", (req, res, next) =>
+    /\.(js|css|png|map)$/.test(req.path) ? next() : res.status(404).json({ message: "Not Found" }),
+  );
   router.use("/docs/assets", express.static(SWAGGER_UI_DIR, { index: false, maxAge: "1h" }));
   return router;
 }

@@ -107,7 +107,10 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Json
       );
     }
     if (def.body) responses["413"] = err("Body over the route's limit");
-    responses["429"] = err("Too many requests; retry after Retry-After seconds");
+    if (def.rateLimit) responses["429"] = err("Too many requests; retry after Retry-After seconds");
+    for (const [status, description] of Object.entries(def.responses ?? {})) {
+      responses[status] = err(description, status === "401" || status === "403" ? standardError : errorBody);
+    }
     paths[openapiPath(def.path)] ??= {};
     paths[openapiPath(def.path)]![def.method] = {
       tags: [def.tag],
@@ -122,7 +125,12 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Json
         ? {
             requestBody: {
               required: true,
-              content: { "application/json": { schema: toSchema(def.body, "input") } },
+              content: Object.fromEntries(
+                ["application/json", ...(def.consumes ?? [])].map((type) => [
+                  type,
+                  { schema: toSchema((def.bodyDoc ?? def.body)!, "input") },
+                ]),
+              ),
             },
           }
         : {}),

@@ -32,6 +32,12 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   body?: z.ZodType<B>;
   query?: z.ZodType<Q>;
   params?: z.ZodType<P>;
+  /** Documents the request body in OpenAPI when `body` only checks the envelope (items validated later). */
+  bodyDoc?: z.ZodType;
+  /** Content types the body may come in besides JSON (documentation only). */
+  consumes?: string[];
+  /** Further statuses the route can answer, for OpenAPI (`{"503": "…"}`). */
+  responses?: Record<string, string>;
   /** Documents the 200 body in OpenAPI. */
   response?: z.ZodType;
   /** Raw body limit in bytes (default 1 MiB). */

@@ -1,6 +1,16 @@
 import type { z } from "zod";
 import { type FieldIssue, ValidationError } from "../errors.js";
 
+/** zod 4 keeps no input on issues; its message says when the value was absent. */
+export function isMissing(issue: z.core.$ZodIssue): boolean {
+  return issue.code === "invalid_type" && issue.message.endsWith("received undefined");
+}
+
+/** `field is required` or `field: what is wrong`, the wording every validation error uses. */
+export function describeIssue(field: string, issue: z.core.$ZodIssue): string {
+  return isMissing(issue) ? `${field} is required` : `${field}: ${issue.message}`;
+}
+
 /** zod issues → the standard `errors[]` entries, one per field (unknown keys get one entry each). */
 export function toFieldIssues(error: z.ZodError, prefix: (string | number)[] = []): FieldIssue[] {
   const out: FieldIssue[] = [];
@@ -14,10 +24,7 @@ export function toFieldIssues(error: z.ZodError, prefix: (string | number)[] = [
       continue;
     }
     const key = base.join(".");
-    // zod 4 keeps no input on issues; its message says when the value was absent.
-    const missing = issue.code === "invalid_type" && issue.message.endsWith("received undefined");
-    const message = missing ? `${key || "body"} is required` : `${key || "body"}: ${issue.message}`;
-    out.push({ message, key, path: base });
+    out.push({ message: describeIssue(key || "body", issue), key, path: base });
   }
   return out;
 }

@@ -1,9 +1,33 @@
-import { UnavailableError } from "../errors.js";
+import { AppError, UnavailableError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { DedupLease, DedupStore } from "../stores/dedup/port.js";
-import type { WarehouseStore } from "../stores/warehouse/port.js";
+import { SqlError } from "../stores/sql/port.js";
+import { WarehouseParameterError, type WarehouseStore } from "../stores/warehouse/port.js";
 import type { IdentityResolver } from "./identity.js";
 import { type Batch, confirmStep, dedupStep, identityStep, type StepResult } from "./steps.js";
+
+/**
+ * The store refused the data itself (a value it cannot parse or hold), as opposed to an outage, a
+ * missing table or a lost race: retrying the same request would fail again.
+ */
+function isDataError(err: unknown): boolean {
+  return err instanceof WarehouseParameterError || (err instanceof SqlError && !!err.code?.startsWith("22"));
+}
+
+/** A store refused this request's data: retrying it as is would fail again, so it is not a 503. */
+export class StoreRefusedError extends AppError {
+  readonly status = 500;
+  override readonly code = "STORE_REFUSED";
+  constructor() {
+    super("Internal Server Error: a store refused this request's data; report the request id");
+  }
+}
+
+function failure(result: { retry: string; cause: unknown }): AppError {
+  return isDataError(result.cause)
+    ? new StoreRefusedError()
+    : new UnavailableError(`Service Unavailable: ${result.retry} did not answer; retry the request`, 1);
+}
 
 export interface GroupOptions {
   /** Start a group at once when this many events are waiting. */
@@ -93,12 +117,20 @@ export class GroupCommitter {
           this.deps.log.error({ err }, "dedup release failed; the lease lapses by itself");
         });
       }
-      this.deps.log.warn({ err: result.cause }, `ingest retry: ${result.retry} failed`);
-      const err = new UnavailableError(
-        `Service Unavailable: ${result.retry} did not answer; retry the request`,
-        1,
-      );
-      for (const w of group) w.reject(err);
+      if (isDataError(result.cause) && group.length > 1) {
+        // Not an outage but something in the data: retry each request on its own, so one request's
+        // content cannot fail the others it happened to be grouped with (across pixels too).
+        this.deps.log.warn(
+          { err: result.cause },
+          "ingest group refused by a store; retrying its requests one by one",
+        );
+        for (const w of group) {
+          w.batch.drop = w.batch.drop.map(() => "");
+          await this.process([w]);
+        }
+        return;
+      }
+      for (const w of group) w.reject(failure(result));
     };
     const batches = group.map((w) => w.batch);
     const byPixel = new Map<string, Batch[]>();

@@ -66,6 +66,9 @@ function extras(
 /** Pass-through keys, kept where they were sent: top-level extras at the top, nested ones under their object. */
 function properties(event: IncomingEvent): string {
   const out: Record<string, unknown> = extras(event, KNOWN[""]!) ?? {};
+  // click.* strings are click ids (columns); anything else under click is kept here.
+  const clickExtras = Object.entries(event.click ?? {}).filter(([, v]) => typeof v !== "string");
+  if (clickExtras.length) out.click = Object.fromEntries(clickExtras);
   for (const nested of ["userProperties", "page", "viewport", "eventProperties"] as const) {
     const e = extras(event[nested] as Record<string, unknown> | undefined, KNOWN[nested]!);
     if (e) out[nested] = e;

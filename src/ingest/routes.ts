@@ -12,6 +12,7 @@ import { originAllowed } from "./origins.js";
 import {
   collectEnvelopeSchema,
   EVENTS_BODY_LIMIT,
+  eventSchema,
   eventsEnvelopeSchema,
   ingestResponseSchema,
 } from "./schema.js";
@@ -41,9 +42,13 @@ export function ingestRoutes(deps: IngestRouteDeps) {
         "from the body. Optional `timestamp` (ISO-8601 with offset, at most 10 minutes ahead) is when the " +
         "event happened; it defaults to the receive time. Extra keys are kept as properties.",
       body: eventsEnvelopeSchema,
+      bodyDoc: z.object({ pixelId: z.string().optional(), events: z.array(eventSchema).min(1).max(100) }),
       bodyLimit: EVENTS_BODY_LIMIT,
       errorEnvelope: "events",
       rateLimit: "ingest",
+      responses: {
+        "503": "A store did not answer; nothing of the request was stored: retry after Retry-After",
+      },
       response: ingestResponseSchema,
       handler: async ({ body, principal, requestId }) => {
         assertPixelMatches(body.pixelId, principal);
@@ -69,8 +74,15 @@ export function ingestRoutes(deps: IngestRouteDeps) {
         "(`pixelhouse pixel origins`). Accepts `text/plain` JSON so `navigator.sendBeacon` works. IP and " +
         "user agent come from the connection. Rate-limited per pixel and browser IP.",
       body: collectEnvelopeSchema,
+      bodyDoc: z.object({ pixelId: z.string(), events: z.array(eventSchema).min(1).max(100) }),
+      consumes: ["text/plain"],
       bodyLimit: EVENTS_BODY_LIMIT,
       errorEnvelope: "events",
+      responses: {
+        "403": "Unknown or inactive pixel, or an Origin the pixel does not allow",
+        "429": "Too many requests from this browser IP for this pixel; retry after Retry-After seconds",
+        "503": "A store did not answer; nothing of the request was stored",
+      },
       response: ingestResponseSchema,
       handler: async ({ body, req, res, requestId }) => {
         const origin = req.headers.origin;

@@ -11,13 +11,20 @@ export const MAX_FUTURE_MS = 10 * 60 * 1000;
 const idList = z.array(z.string()).max(MAX_ARRAY);
 /** Money fits the warehouse's Decimal(18, 4): |amount| < 10^14. */
 const money = z.number().refine((v) => Math.abs(v) < 1e14, "must be less than 10^14 in magnitude");
-const nonNegInt = z.number().int().min(0);
+/** Widths and heights are UInt32 columns; quantities Int32. */
+const nonNegInt = z.number().int().min(0).max(4_294_967_295);
+const quantity = z.number().int().min(-2_147_483_648).max(2_147_483_647);
+/** The warehouse stores event times from 1970 to 2149. */
+const storableTime = (v: string) => {
+  const year = Number(v.slice(0, 4));
+  return !/^\d{4}-/.test(v) || (year >= 1970 && year <= 2149);
+};
 
 const itemSchema = z.looseObject({
   id: z.union([z.string(), z.number().transform(String)]).optional(),
   name: z.string().optional(),
   price: money.optional(),
-  quantity: z.number().int().optional(),
+  quantity: quantity.optional(),
 });
 
 /**
@@ -25,11 +32,12 @@ const itemSchema = z.looseObject({
  * (they are stored as properties). `timestamp` is pixelhouse's addition: when the event happened.
  */
 export const eventSchema = z.looseObject({
-  name: z.string().min(1, "name must be a non-empty string"),
+  name: z.string().min(1, "must be a non-empty string"),
   eventId: z.string().min(1).optional(),
   identityId: z.string().optional(),
   timestamp: z.iso
-    .datetime({ offset: true, message: "timestamp must be ISO-8601 with a time zone offset" })
+    .datetime({ offset: true, message: "must be ISO-8601 with a time zone offset" })
+    .refine(storableTime, "must be between 1970 and 2149")
     .optional(),
   userProperties: z
     .looseObject({ emails: idList.optional(), userIds: idList.optional(), storeYIds: idList.optional() })
@@ -79,7 +87,7 @@ export const eventSchema = z.looseObject({
 export type IncomingEvent = z.infer<typeof eventSchema>;
 
 /** Envelope check only; events are validated one by one so every problem is reported with its index. */
-export const eventsEnvelopeSchema = z.object({
+export const eventsEnvelopeSchema = z.strictObject({
   /** Optional; when present it must name the x-pixel-id pixel (403 otherwise). */
   pixelId: z.string().optional(),
   events: z

@@ -18,8 +18,6 @@ export interface IngestDeps {
   group: GroupCommitter;
   forwarder?: ForwardQueue;
   log: Logger;
-  /** Told after events of a pixel are stored (cache versions, metrics). */
-  onStored?: (pixelId: string, count: number) => void;
 }
 
 /**
@@ -31,10 +29,10 @@ export class IngestService {
   constructor(private readonly deps: IngestDeps) {}
 
   async ingest(ctx: IngestContext, raw: readonly unknown[]): Promise<IngestResult> {
-    const batch = normalizeStep(validateEvents(raw, ctx.receivedAtMs), ctx);
+    const valid = validateEvents(raw, ctx.receivedAtMs, { clampFuture: ctx.origin === "browser" });
+    const batch = normalizeStep(valid, ctx);
     await this.deps.group.submit(batch);
     const kept = batch.events.filter((_, i) => batch.drop[i] === "");
-    if (kept.length) this.deps.onStored?.(ctx.pixelId, kept.length);
     if (this.deps.forwarder && kept.length) {
       // Awaited so an acknowledged event is queued too; a queue failure is logged, not answered with a
       // 503: the ids are already remembered, so a client retry would only be skipped as duplicates.

@@ -1,5 +1,6 @@
 import { AppError } from "../errors.js";
 import type { EventIssue } from "../http/errors.js";
+import { describeIssue } from "../http/validate.js";
 import { eventSchema, type IncomingEvent, MAX_FUTURE_MS } from "./schema.js";
 
 /** 400 in the events envelope: one detail per problem, across all events, with index and field. */
@@ -19,19 +20,37 @@ export interface ValidEvent {
   eventTimeMs: number;
 }
 
-/** Dotted path of the first non-finite number inside `value`, or null. */
-function nonFinitePath(value: unknown, path = ""): string | null {
-  if (typeof value === "number") return Number.isFinite(value) ? null : path;
+/**
+ * The first value the stores cannot hold as sent, anywhere in the event (pass-through keys included):
+ * a number JSON could not represent (1e400 → Infinity would be stored as null), or text with a NUL
+ * or a lone UTF-16 surrogate (neither Postgres nor ClickHouse's JSON input accepts them).
+ */
+function unstorable(value: unknown, path = ""): { field: string; message: string } | null {
+  if (typeof value === "number")
+    return Number.isFinite(value) ? null : { field: path, message: "numbers must be finite" };
+  if (typeof value === "string") {
+    if (value.includes("\u0000")) return { field: path, message: "text must not contain NUL (U+0000)" };
+    if (!value.isWellFormed())
+      return { field: path, message: "text must be well-formed Unicode (a lone surrogate)" };
+    return null;
+  }
   if (value === null || typeof value !== "object") return null;
   for (const [k, v] of Object.entries(value)) {
-    const found = nonFinitePath(v, path ? `${path}.${k}` : k);
-    if (found !== null) return found;
+    const field = path ? `${path}.${k}` : k;
+    if (k.includes("\u0000") || !k.isWellFormed())
+      return { field, message: "keys must be well-formed text without NUL" };
+    const found = unstorable(v, field);
+    if (found) return found;
   }
   return null;
 }
 
 /** Validates every event; any invalid event rejects the whole request (nothing is stored). */
-export function validateEvents(raw: readonly unknown[], receivedAtMs: number): ValidEvent[] {
+export function validateEvents(
+  raw: readonly unknown[],
+  receivedAtMs: number,
+  options: { clampFuture?: boolean } = {},
+): ValidEvent[] {
   const issues: EventIssue[] = [];
   const out: ValidEvent[] = [];
   raw.forEach((candidate, index) => {
@@ -43,26 +62,21 @@ export function validateEvents(raw: readonly unknown[], receivedAtMs: number): V
     if (!parsed.success) {
       for (const issue of parsed.error.issues) {
         const field = issue.path.map(String).join(".");
-        const missing = issue.code === "invalid_type" && issue.message.endsWith("received undefined");
-        issues.push({
-          index,
-          field,
-          message: missing ? `${field} is required` : `${field}: ${issue.message}`,
-        });
+        issues.push({ index, field, message: describeIssue(field || "event", issue) });
       }
       return;
     }
-    // Pass-through keys are not typed, but a number JSON could not represent (1e400 → Infinity) would
-    // be stored as null: refuse it like the typed fields do.
-    const infinite = nonFinitePath(candidate);
-    if (infinite !== null) {
-      issues.push({ index, field: infinite, message: `${infinite}: numbers must be finite` });
+    const bad = unstorable(candidate);
+    if (bad) {
+      issues.push({ index, field: bad.field, message: `${bad.field}: ${bad.message}` });
       return;
     }
     let eventTimeMs = receivedAtMs;
     if (parsed.data.timestamp) {
       eventTimeMs = Date.parse(parsed.data.timestamp);
-      if (eventTimeMs > receivedAtMs + MAX_FUTURE_MS) {
+      // A browser's clock may run fast: its events take the receive time instead of being lost.
+      if (eventTimeMs > receivedAtMs + MAX_FUTURE_MS && options.clampFuture) eventTimeMs = receivedAtMs;
+      else if (eventTimeMs > receivedAtMs + MAX_FUTURE_MS) {
         issues.push({
           index,
           field: "timestamp",

@@ -3,8 +3,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import type { Config } from "../config.js";
 import { lockDataDir } from "./data-dir-lock.js";
-import type { DedupStore } from "./dedup/port.js";
-import { RedisDedupStore } from "./dedup/redis.js";
+import { DEFAULT_DEDUP, type DedupStore } from "./dedup/port.js";
+import { DEDUP_PERIOD_DAYS, RedisDedupStore } from "./dedup/redis.js";
 import { SqlDedupStore } from "./dedup/sql.js";
 import { MemoryKv } from "./kv/memory.js";
 import type { KvStore } from "./kv/port.js";
@@ -51,12 +51,12 @@ export async function openStores(config: Config, purpose: string): Promise<Store
     opened.push(warehouse);
     const kv = config.REDIS_URL ? new RedisKv(config.REDIS_URL, config.REDIS_KEY_PREFIX) : new MemoryKv();
     opened.push(kv);
-    const dedupOptions = { windowDays: config.DEDUP_WINDOW_DAYS, leaseSeconds: 60 };
+    const dedupOptions = { ...DEFAULT_DEDUP, windowDays: config.DEDUP_WINDOW_DAYS };
     const dedup: DedupStore =
       kv instanceof RedisKv
         ? new RedisDedupStore(kv.client, {
             ...dedupOptions,
-            periodDays: 10,
+            periodDays: DEDUP_PERIOD_DAYS,
             bucketBits: config.DEDUP_BUCKET_BITS,
             prefix: config.REDIS_KEY_PREFIX,
           })

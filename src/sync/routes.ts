@@ -33,16 +33,8 @@ export function syncRoutes(sync: SyncService) {
         "errors, and the others are stored. A record newer than the stored version replaces it; the same " +
         "or an older version changes nothing. Formats: docs/data-formats.md.",
       // Records are validated one by one by the service; the envelope only bounds the batch.
-      body: z.strictObject({
-        records: z
-          .array(z.unknown())
-          .min(1)
-          .max(SYNC_MAX_RECORDS)
-          .meta({
-            description: `records of the ${kind} format`,
-            items: z.toJSONSchema(RECORD_SCHEMAS[kind], { io: "input", unrepresentable: "any" }),
-          }),
-      }),
+      body: z.strictObject({ records: z.array(z.unknown()).min(1).max(SYNC_MAX_RECORDS) }),
+      bodyDoc: z.object({ records: z.array(RECORD_SCHEMAS[kind]).min(1).max(SYNC_MAX_RECORDS) }),
       bodyLimit: SYNC_BODY_LIMIT,
       response: syncResultSchema,
       handler: ({ body, principal }) => sync.upsert(kind, principal.pixelId, body.records),

@@ -1,4 +1,5 @@
 import { ulid } from "ulid";
+import { isMissing } from "../http/validate.js";
 import { hashEmail } from "../ingest/enrich/email.js";
 import type { Alias, IdentityResolver } from "../ingest/identity.js";
 import type { SqlExecutor, SqlStore } from "../stores/sql/port.js";
@@ -59,9 +60,7 @@ export class SyncService {
                 message: "is not a field of this format",
               }));
             }
-            // zod 4 keeps no input on issues; its message says when the value was absent.
-            const missing = i.code === "invalid_type" && i.message.endsWith("received undefined");
-            return [{ field, message: missing ? "is required" : i.message }];
+            return [{ field, message: isMissing(i) ? "is required" : i.message }];
           }),
         });
       }

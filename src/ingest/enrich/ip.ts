@@ -112,8 +112,9 @@ function forwardedEntry(entry: string): string {
 }
 
 /**
- * The browser's address. Behind a trusted proxy the left-most valid X-Forwarded-For entry is the
- * client as the first proxy saw it; without trust the header is attacker-controlled and ignored.
+ * The browser's address. Behind one trusted proxy the right-most valid X-Forwarded-For entry is the
+ * address that proxy saw; everything left of it was sent by the client and may be forged. Without
+ * trust the header is ignored altogether.
  */
 export function clientIpFromRequest(
   remoteAddress: string | undefined,
@@ -121,8 +122,9 @@ export function clientIpFromRequest(
   trustProxy: boolean,
 ): string {
   if (trustProxy && forwardedFor) {
-    for (const entry of forwardedFor.split(",")) {
-      const ip = normalizeIp(forwardedEntry(entry));
+    const entries = forwardedFor.split(",");
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const ip = normalizeIp(forwardedEntry(entries[i]!));
       if (ip) return ip;
     }
   }

@@ -3,6 +3,8 @@ import type { Redis } from "ioredis";
 import type { DedupLease, DedupOptions, DedupStatus, DedupStore } from "./port.js";
 
 const DAY_MS = 86_400_000;
+/** Ids are bucketed by 10-day periods; a period's keys expire the window after it ends. */
+export const DEDUP_PERIOD_DAYS = 10;
 
 /**
  * Server mode: a compact digest set in Redis. Each id becomes a 12-byte field (bits 16..111 of
