@@ -46,7 +46,7 @@ export const configSchema = z.object({
   INGEST_GROUPS: z.coerce.number().int().min(1).max(64).default(2),
   /** eventId dedup window and the Redis digest-set layout (see docs/ingestion.md). */
   DEDUP_WINDOW_DAYS: z.coerce.number().int().min(1).max(365).default(30),
-  DEDUP_BUCKET_BITS: z.coerce.number().int().min(4).max(16).default(14),
+  DEDUP_BUCKET_BITS: z.coerce.number().int().min(4).max(24).default(14),
   /** Stored IPs are truncated to these prefixes; forwarders receive the original. */
   IP_V4_PREFIX_BITS: z.coerce.number().int().min(0).max(32).default(24),
   IP_V6_PREFIX_BITS: z.coerce.number().int().min(0).max(128).default(48),

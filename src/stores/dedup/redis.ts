@@ -7,7 +7,7 @@ const DAY_MS = 86_400_000;
 export const DEDUP_PERIOD_DAYS = 10;
 
 /**
- * Server mode: a compact digest set in Redis. Each id becomes a 12-byte field (bits 16..111 of
+ * Server mode: a compact digest set in Redis. Each id becomes a 12-byte field (bits 24..119 of
  * SHA-256(pixel, id)) in one of 2^bucketBits small hashes per pixel and period; small hashes stay
  * listpack-encoded, which costs ~16 bytes per field+value instead of ~130 for a `SET key NX`.
  * Periods are `periodDays` long and expire `windowDays` after they end, so an id is remembered for
@@ -93,12 +93,12 @@ export class RedisDedupStore implements DedupStore {
 
   private locate(pixelId: string, id: string, period: number, k: number): { keys: string[]; field: Buffer } {
     const digest = createHash("sha256").update(pixelId).update("\u0000").update(id).digest();
-    const bucket = ((digest[0]! << 8) | digest[1]!) & ((1 << this.options.bucketBits) - 1);
+    const bucket = ((digest[0]! << 16) | (digest[1]! << 8) | digest[2]!) & ((1 << this.options.bucketBits) - 1);
     const keys: string[] = [];
     // The hash tag keeps a pixel's dedup keys in one Redis Cluster slot (one script touches them all).
     for (let j = 0; j < k; j++)
       keys.push(`${this.options.prefix}dd:{${pixelId}}:${period - j}:${bucket.toString(16)}`);
-    return { keys, field: digest.subarray(2, 14) };
+    return { keys, field: digest.subarray(3, 15) };
   }
 
   async reserve(pixelId: string, ids: readonly string[]) {
