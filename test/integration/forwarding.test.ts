@@ -17,6 +17,7 @@ import {
 import { migrate } from "../../src/stores/migrations.js";
 import type { SqlExecutor, SqlStore, SqlValue } from "../../src/stores/sql/port.js";
 import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
+import { skipReason } from "../helpers/env.js";
 import { type Opened, openChdb, sqlAdapters } from "../helpers/stores.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -662,4 +663,8 @@ for (const adapter of sqlAdapters) {
       });
     });
   });
+}
+
+if (!sqlAdapters.find((a) => a.name === "postgres")?.available) {
+  it.skip(skipReason("Postgres", "TEST_DATABASE_URL"), () => {});
 }

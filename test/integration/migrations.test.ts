@@ -5,7 +5,7 @@ import { MigrationError, migrate, SQL_DIR, splitStatements } from "../../src/sto
 import { PgSqlStore } from "../../src/stores/sql/pg.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
 import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
-import { TEST_DATABASE_URL } from "../helpers/env.js";
+import { skipReason, TEST_DATABASE_URL } from "../helpers/env.js";
 import { type Opened, openChdb, openPglite, openPostgres, tempDir } from "../helpers/stores.js";
 
 function copySql() {
@@ -182,3 +182,5 @@ describe("splitStatements", () => {
     ).toEqual(["CREATE TABLE a (x String)", "CREATE VIEW v AS\nSELECT ';' AS s"]);
   });
 });
+
+if (!TEST_DATABASE_URL) it.skip(skipReason("Postgres", "TEST_DATABASE_URL"), () => {});

@@ -64,6 +64,8 @@ export interface RedisDedupOptions extends DedupOptions {
   periodDays: number;
   bucketBits: number;
   prefix: string;
+  /** The clock (tests move it across the window). */
+  now?: () => number;
 }
 
 interface Detail {
@@ -104,7 +106,7 @@ export class RedisDedupStore implements DedupStore {
   async reserve(pixelId: string, ids: readonly string[]) {
     const token = String(randomInt(1000));
     if (ids.length === 0) return { status: [] as DedupStatus[], lease: { pixelId, token, ids: [] } };
-    const now = Date.now();
+    const now = (this.options.now ?? Date.now)();
     const periodMs = this.options.periodDays * DAY_MS;
     const period = Math.floor(now / periodMs);
     const k = Math.ceil(this.options.windowDays / this.options.periodDays) + 1;
