@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 export class DataDirLockedError extends Error {}
@@ -19,11 +19,18 @@ function alive(pid: number): boolean {
 export function lockDataDir(dir: string, purpose: string): () => void {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, "pixelhouse.lock");
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < 40; attempt++) {
     try {
-      const fd = openSync(file, "wx", 0o600);
-      writeSync(fd, JSON.stringify({ pid: process.pid, purpose, since: new Date().toISOString() }));
-      closeSync(fd);
+      // Written to a private file first and linked into place: the lock never exists half-written.
+      const mine = `${file}.${process.pid}.${attempt}`;
+      writeFileSync(mine, JSON.stringify({ pid: process.pid, purpose, since: new Date().toISOString() }), {
+        mode: 0o600,
+      });
+      try {
+        linkSync(mine, file);
+      } finally {
+        rmSync(mine, { force: true });
+      }
       let released = false;
       const release = () => {
         if (released) return;
@@ -43,8 +50,8 @@ export function lockDataDir(dir: string, purpose: string): () => void {
       try {
         owner = JSON.parse(readFileSync(file, "utf8")) as typeof owner;
       } catch {
-        // A lock being written right now reads as empty: treat it as held unless it stays unreadable.
-        if (attempt < 2) continue;
+        // Gone between our attempt and this read (its owner released it): try again.
+        continue;
       }
       if (typeof owner.pid === "number" && owner.pid !== process.pid && alive(owner.pid)) {
         throw new DataDirLockedError(
@@ -53,7 +60,19 @@ export function lockDataDir(dir: string, purpose: string): () => void {
             "or set both DATABASE_URL and CLICKHOUSE_URL to run against server stores, which many processes can share.",
         );
       }
-      rmSync(file, { force: true });
+      // A dead owner's lock: move it aside atomically, so of two processes taking it over only the one
+      // whose rename succeeded removes it; the other finds the new lock on its next attempt.
+      const stale = `${file}.stale.${process.pid}`;
+      try {
+        renameSync(file, stale);
+        const moved = JSON.parse(readFileSync(stale, "utf8")) as { pid?: number };
+        // Between our read and the rename another process may have taken over and locked: put it back.
+        if (moved.pid !== owner.pid) linkSync(stale, file);
+        rmSync(stale, { force: true });
+      } catch {
+        // someone else took it over first
+      }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5 + attempt * 5);
     }
   }
   throw new DataDirLockedError(`could not lock the data directory ${resolve(dir)}`);

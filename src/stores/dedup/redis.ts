@@ -95,7 +95,8 @@ export class RedisDedupStore implements DedupStore {
 
   private locate(pixelId: string, id: string, period: number, k: number): { keys: string[]; field: Buffer } {
     const digest = createHash("sha256").update(pixelId).update("\u0000").update(id).digest();
-    const bucket = ((digest[0]! << 16) | (digest[1]! << 8) | digest[2]!) & ((1 << this.options.bucketBits) - 1);
+    const bucket =
+      ((digest[0]! << 16) | (digest[1]! << 8) | digest[2]!) & ((1 << this.options.bucketBits) - 1);
     const keys: string[] = [];
     // The hash tag keeps a pixel's dedup keys in one Redis Cluster slot (one script touches them all).
     for (let j = 0; j < k; j++)
