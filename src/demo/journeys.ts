@@ -161,22 +161,10 @@ export function makeVisitor(
       t += rng.int(60, 600) * 1000;
       const order = makeOrder(rng, n, new Date(t), viewed, currency, country, email);
       orders.push(order);
-      const purchase = {
-        name: "purchase",
-        eventId: `order-${order.id}`,
-        identityId,
-        timestamp: order.createdAt,
-        userProperties: { emails: [email] },
-        eventProperties: {
-          orderId: order.id,
-          value: order.totalPrice,
-          currency,
-          items: order.lineItems.map((l) => ({ id: l.variantId, price: l.price, quantity: l.quantity })),
-        },
-      };
       // The storefront fires the same conversion from the browser and its server: counted once.
-      browserEvents.push({ ...purchase, page: { url: `${SITE}/checkout/thank-you` } });
-      serverEvents.push({ ...purchase, ipAddress: ip, userAgent: ua });
+      const [fromBrowser, fromServer] = purchaseEvents(order, identityId, email, ip, ua);
+      browserEvents.push(fromBrowser);
+      serverEvents.push(fromServer);
       const refund = makeRefund(rng, order);
       if (refund) refunds.push(refund);
     }
@@ -207,16 +195,9 @@ export function makeVisitor(
       k,
     );
     orders.push(order);
-    const purchase = {
-      name: "purchase",
-      eventId: `order-${order.id}`,
-      identityId,
-      timestamp: order.createdAt,
-      userProperties: { emails: [email] },
-      eventProperties: { orderId: order.id, value: order.totalPrice, currency },
-    };
-    browserEvents.push({ ...purchase, page: { url: `${SITE}/checkout/thank-you` } });
-    serverEvents.push({ ...purchase, ipAddress: ip, userAgent: ua });
+    const [fromBrowser, fromServer] = purchaseEvents(order, identityId, email, ip, ua);
+    browserEvents.push(fromBrowser);
+    serverEvents.push(fromServer);
     const refund = makeRefund(rng, order);
     if (refund) refunds.push(refund);
   }
@@ -224,6 +205,33 @@ export function makeVisitor(
 }
 
 const round = (v: number) => Math.round(v * 100) / 100;
+
+/** One purchase as the browser pixel and the store's server send it: same eventId, same identity. */
+function purchaseEvents(
+  order: OrderRecord,
+  identityId: string,
+  email: string,
+  ip: string,
+  userAgent: string,
+): [Record<string, unknown>, Record<string, unknown>] {
+  const purchase = {
+    name: "purchase",
+    eventId: `order-${order.id}`,
+    identityId,
+    timestamp: order.createdAt,
+    userProperties: { emails: [email] },
+    eventProperties: {
+      orderId: order.id,
+      value: order.totalPrice,
+      currency: order.currency,
+      items: order.lineItems.map((l) => ({ id: l.variantId, price: l.price, quantity: l.quantity })),
+    },
+  };
+  return [
+    { ...purchase, page: { url: `${SITE}/checkout/thank-you` } },
+    { ...purchase, ipAddress: ip, userAgent },
+  ];
+}
 
 function makeOrder(
   rng: Random,

@@ -1,14 +1,13 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import pg from "pg";
 import { createApp } from "../../src/app.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import { buildServices, type Services } from "../../src/services.js";
 import { openStores, type Stores } from "../../src/stores/index.js";
 import { migrate } from "../../src/stores/migrations.js";
-import { TEST_DATABASE_URL, TEST_REDIS_URL } from "./env.js";
-import { tempDir, uniqueName } from "./stores.js";
+import { TEST_REDIS_URL } from "./env.js";
+import { createTestDatabase, tempDir, uniqueName } from "./stores.js";
 
 export interface TestApp {
   url: string;
@@ -46,22 +45,10 @@ export async function startTestApp(
   const env: Record<string, string> = { DATA_DIR: dir.path, LOG_LEVEL: "silent", ...options.env };
   let dropDatabase: (() => Promise<void>) | undefined;
   if (options.sql === "postgres") {
-    if (!TEST_DATABASE_URL) throw new Error("TEST_DATABASE_URL is not set");
-    const name = uniqueName("pxh_app");
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(TEST_DATABASE_URL);
-    url.pathname = `/${name}`;
-    env.DATABASE_URL = url.toString();
+    const db = await createTestDatabase("pxh_app");
+    env.DATABASE_URL = db.url;
     env.KEY_SECRET ??= "test-secret-test-secret-test-secret-0123";
-    dropDatabase = async () => {
-      const a = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await a.connect();
-      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await a.end();
-    };
+    dropDatabase = db.drop;
   }
   if (options.kv === "redis") {
     if (!TEST_REDIS_URL) throw new Error("TEST_REDIS_URL is not set");

@@ -26,25 +26,35 @@ export interface Opened<T> {
   close(): Promise<void>;
 }
 
+/** A fresh, empty database on the test Postgres server: its URL and how to drop it. */
+export async function createTestDatabase(prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+  if (!TEST_DATABASE_URL) throw new Error("TEST_DATABASE_URL is not set");
+  const admin = TEST_DATABASE_URL;
+  const name = uniqueName(prefix);
+  const run = async (sql: string) => {
+    const c = new pg.Client({ connectionString: admin });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  await run(`CREATE DATABASE ${name}`);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
 /** A fresh, empty Postgres database on the test server; dropped on close. */
 export async function openPostgres(): Promise<Opened<SqlStore>> {
-  if (!TEST_DATABASE_URL) throw new Error("TEST_DATABASE_URL is not set");
-  const name = uniqueName("pxh_test");
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(TEST_DATABASE_URL);
-  url.pathname = `/${name}`;
-  const store = new PgSqlStore(url.toString());
+  const db = await createTestDatabase("pxh_test");
+  const store = new PgSqlStore(db.url);
   return {
     store,
     async close() {
       await store.close();
-      const a = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await a.connect();
-      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await a.end();
+      await db.drop();
     },
   };
 }
