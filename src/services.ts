@@ -27,27 +27,27 @@ export interface Services {
 
 export function buildServices(stores: Stores, config: Config, log: Logger): Services {
   const identity = new IdentityResolver(stores.sql);
-  const ingestGroups = new GroupCommitter(
-    { dedup: stores.dedup, warehouse: stores.warehouse, identity, log },
-    {
-      maxRows: config.INGEST_FLUSH_ROWS,
-      maxDelayMs: config.INGEST_FLUSH_MS,
-      concurrency: config.INGEST_GROUPS,
-    },
-  );
   const destinations = new DestinationService(stores.sql, {
     onError: (err) => log.warn({ err }, "invalid destination config"),
   });
   const forwarder = new Forwarder(stores.sql, destinations, {
     onError: (err) => log.warn({ err }, "forwarding worker error"),
   });
+  const ingestGroups = new GroupCommitter(
+    { dedup: stores.dedup, warehouse: stores.warehouse, identity, forwarder, log },
+    {
+      maxRows: config.INGEST_FLUSH_ROWS,
+      maxDelayMs: config.INGEST_FLUSH_MS,
+      concurrency: config.INGEST_GROUPS,
+    },
+  );
   return {
     keys: new ApiKeyService(stores.sql, stores.keySecret, config.KEY_CACHE_MS, (err) =>
       log.warn({ err }, "could not record key last_used_at"),
     ),
     accounts: new AccountService(stores.sql),
     pixels: new PixelService(stores.sql),
-    ingest: new IngestService({ group: ingestGroups, forwarder, log }),
+    ingest: new IngestService(ingestGroups),
     ingestGroups,
     destinations,
     forwarder,

@@ -1,8 +1,10 @@
+import { randomUUID } from "node:crypto";
 import { AppError, UnavailableError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { DedupLease, DedupStore } from "../stores/dedup/port.js";
 import { SqlError } from "../stores/sql/port.js";
 import { WarehouseParameterError, type WarehouseStore } from "../stores/warehouse/port.js";
+import type { ForwardableEvent } from "./event-row.js";
 import type { IdentityResolver } from "./identity.js";
 import { type Batch, confirmStep, dedupStep, identityStep, type StepResult } from "./steps.js";
 
@@ -38,10 +40,21 @@ export interface GroupOptions {
   concurrency: number;
 }
 
+/** The forwarding queue as the group sees it: held rows, released or cancelled with the write. */
+export interface ForwardQueue {
+  enqueue(pixelId: string, events: ForwardableEvent[], hold: { token: string; ms: number }): Promise<number>;
+  release(token: string): Promise<void>;
+  cancel(token: string): Promise<void>;
+}
+
+/** How long queued deliveries wait for their group's write before they are sent anyway. */
+const FORWARD_HOLD_MS = 120_000;
+
 export interface GroupDeps {
   dedup: DedupStore;
   warehouse: WarehouseStore;
   identity: IdentityResolver;
+  forwarder?: ForwardQueue;
   log: Logger;
 }
 
@@ -154,14 +167,42 @@ export class GroupCommitter {
         if (b.drop[i] === "") rows.push(e.row as unknown as Record<string, unknown>);
       });
     }
+    // Forwarding is queued before the write, held until it succeeds: a crash in between delays the
+    // deliveries (sent after the hold) but never loses them.
+    const hold = { token: randomUUID(), ms: FORWARD_HOLD_MS };
+    const forwarder = this.deps.forwarder;
+    if (forwarder) {
+      try {
+        for (const [pixelId, pixelBatches] of byPixel) {
+          const kept = pixelBatches.flatMap((b) =>
+            b.events
+              .filter((_, i) => b.drop[i] === "")
+              .map((e) => ({ row: e.row, originalIp: e.originalIp })),
+          );
+          if (kept.length) await forwarder.enqueue(pixelId, kept, hold);
+        }
+      } catch (err) {
+        await forwarder.cancel(hold.token).catch(() => {});
+        return fail({ ok: false, retry: "the forwarding queue", cause: err });
+      }
+    }
     try {
       await Promise.all([
         rows.length ? this.deps.warehouse.insert("events", rows) : undefined,
         links.length ? this.deps.warehouse.insert("identity_links", links) : undefined,
       ]);
     } catch (err) {
+      await forwarder?.cancel(hold.token).catch((e: unknown) => {
+        this.deps.log.warn(
+          { err: e },
+          "held deliveries of a failed write not dropped; they are sent after the hold",
+        );
+      });
       return fail({ ok: false, retry: "the warehouse", cause: err });
     }
+    await forwarder?.release(hold.token).catch((err: unknown) => {
+      this.deps.log.warn({ err }, "held deliveries not released; they are sent after the hold");
+    });
     // Stored. A commit that fails only lets a later copy through to the warehouse backstop.
     for (const lease of leases) {
       await this.deps.dedup.commit(lease).catch((err: unknown) => {

@@ -201,7 +201,11 @@ export class Forwarder {
    * Queues every (enabled destination × matching event) of the pixel in one INSERT and returns the
    * number of rows queued. No SQL at all when the pixel has no destination (cached lookup).
    */
-  async enqueue(pixelId: string, events: readonly ForwardableEvent[]): Promise<number> {
+  async enqueue(
+    pixelId: string,
+    events: readonly ForwardableEvent[],
+    hold?: { token: string; ms: number },
+  ): Promise<number> {
     if (events.length === 0) return 0;
     const destinations = await this.destinations.forPixel(pixelId);
     if (destinations.length === 0) return 0;
@@ -210,16 +214,30 @@ export class Forwarder {
     const json = toJsonText(rows);
     let queued: number;
     try {
-      queued = await this.insert(pixelId, json);
+      queued = await this.insert(pixelId, json, hold);
     } catch (err) {
       // A destination removed since the cached lookup: the join skips it, but a delete racing the
       // insert can still trip the foreign key. Retry once.
       if (!(err instanceof SqlError && err.isForeignKeyViolation)) throw err;
       this.destinations.invalidate(pixelId);
-      queued = await this.insert(pixelId, json);
+      queued = await this.insert(pixelId, json, hold);
     }
-    if (queued > 0) this.wake?.();
+    if (queued > 0 && !hold) this.wake?.();
     return queued;
+  }
+
+  /** Held deliveries of a token become due now (their events are stored). */
+  async release(token: string): Promise<void> {
+    const r = await this.sql.query(
+      "UPDATE deliveries SET next_attempt_at = now(), hold_token = NULL WHERE hold_token = $1",
+      [token],
+    );
+    if (r.rowCount > 0) this.wake?.();
+  }
+
+  /** Held deliveries of a token are dropped (their events were not stored). */
+  async cancel(token: string): Promise<void> {
+    await this.sql.query("DELETE FROM deliveries WHERE hold_token = $1", [token]);
   }
 
   private rowsFor(destinations: Destination[], pixelId: string, events: readonly ForwardableEvent[]) {
@@ -242,7 +260,7 @@ export class Forwarder {
     return rows;
   }
 
-  private async insert(pixelId: string, json: string): Promise<number> {
+  private async insert(pixelId: string, json: string, hold?: { token: string; ms: number }): Promise<number> {
     // Webhook bodies get their delivery id (the row id) at insert; it stays with the payload
     // through retries, dead-lettering and replays, so receivers can use it as an idempotency key.
     const r = await this.sql.query(
@@ -252,11 +270,12 @@ export class Forwarder {
          FROM jsonb_array_elements($2::jsonb) e
          JOIN destinations x ON x.id = e->>'d' AND x.enabled
        )
-       INSERT INTO deliveries (id, destination_id, pixel_id, event_id, payload)
+       INSERT INTO deliveries (id, destination_id, pixel_id, event_id, payload, next_attempt_at, hold_token)
        SELECT id, destination_id, $1, event_id,
-              CASE WHEN with_id THEN jsonb_build_object('id', id::text) || payload ELSE payload END
+              CASE WHEN with_id THEN jsonb_build_object('id', id::text) || payload ELSE payload END,
+              now() + make_interval(secs => $3), $4
        FROM src`,
-      [pixelId, json],
+      [pixelId, json, hold ? hold.ms / 1000 : 0, hold?.token ?? null],
     );
     return r.rowCount;
   }
