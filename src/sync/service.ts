@@ -128,25 +128,12 @@ export class SyncService {
 
   private async orders(pixelId: string, records: OrderRecord[]): Promise<Counts> {
     const counts = none();
-    const newest = newestPerKey(
-      records,
-      (r) => r.id,
-      (r) => versionOf(r.updatedAt),
-      counts,
-    );
-    const stored = await this.storedVersions(
-      "orders",
-      "order_id",
-      pixelId,
-      newest.map((o) => o.id),
-    );
-    const write = classify(
-      newest,
-      (o) => o.id,
-      (o) => versionOf(o.updatedAt),
-      stored,
-      counts,
-    );
+    const write = await this.newerThanStored(pixelId, records, counts, {
+      table: "orders",
+      keyExpr: "order_id",
+      key: (o) => o.id,
+      version: (o) => versionOf(o.updatedAt),
+    });
     if (write.length === 0) return counts;
     // Orders join the identity graph by customer email hash, customer id and order id (purchase events
     // carrying eventProperties.orderId meet them there).
@@ -184,15 +171,12 @@ export class SyncService {
 
   private async refunds(pixelId: string, records: RefundRecord[]): Promise<Counts> {
     const counts = none();
-    const v = (r: RefundRecord) => versionOf(r.updatedAt ?? r.createdAt);
-    const newest = newestPerKey(records, (r) => r.id, v, counts);
-    const stored = await this.storedVersions(
-      "refunds",
-      "refund_id",
-      pixelId,
-      newest.map((r) => r.id),
-    );
-    const write = classify(newest, (r) => r.id, v, stored, counts);
+    const write = await this.newerThanStored(pixelId, records, counts, {
+      table: "refunds",
+      keyExpr: "refund_id",
+      key: (r) => r.id,
+      version: (r) => versionOf(r.updatedAt ?? r.createdAt),
+    });
     await this.warehouse.insert(
       "refunds",
       write.map((r) => refundRow(pixelId, r)),
@@ -202,16 +186,12 @@ export class SyncService {
 
   private async adEntities(pixelId: string, records: AdEntityRecord[]): Promise<Counts> {
     const counts = none();
-    const key = (e: AdEntityRecord) => `${e.platform}|${e.level}|${e.id}`;
-    const v = (e: AdEntityRecord) => versionOf(e.sourceUpdatedAt);
-    const newest = newestPerKey(records, key, v, counts);
-    const stored = await this.storedVersions(
-      "ad_entities",
-      "concat(platform, '|', toString(level), '|', entity_id)",
-      pixelId,
-      newest.map(key),
-    );
-    const write = classify(newest, key, v, stored, counts);
+    const write = await this.newerThanStored(pixelId, records, counts, {
+      table: "ad_entities",
+      keyExpr: "concat(platform, '|', toString(level), '|', entity_id)",
+      key: (e) => `${e.platform}|${e.level}|${e.id}`,
+      version: (e) => versionOf(e.sourceUpdatedAt),
+    });
     await this.warehouse.insert(
       "ad_entities",
       write.map((e) => adEntityRow(pixelId, e)),
@@ -222,16 +202,13 @@ export class SyncService {
   private async adMetrics(pixelId: string, records: AdMetricsRecord[]): Promise<Counts> {
     const counts = none();
     const now = monotonicMs();
-    const key = (m: AdMetricsRecord) => `${m.platform}|${m.level}|${m.entityId}|${m.date}`;
     const v = (m: AdMetricsRecord) => (m.updatedAt ? versionOf(m.updatedAt) : now);
-    const newest = newestPerKey(records, key, v, counts);
-    const stored = await this.storedVersions(
-      "ad_metrics_daily",
-      "concat(platform, '|', toString(level), '|', entity_id, '|', toString(date))",
-      pixelId,
-      newest.map(key),
-    );
-    const write = classify(newest, key, v, stored, counts);
+    const write = await this.newerThanStored(pixelId, records, counts, {
+      table: "ad_metrics_daily",
+      keyExpr: "concat(platform, '|', toString(level), '|', entity_id, '|', toString(date))",
+      key: (m) => `${m.platform}|${m.level}|${m.entityId}|${m.date}`,
+      version: v,
+    });
     await this.warehouse.insert(
       "ad_metrics_daily",
       write.map((m) => adMetricsRow(pixelId, m, v(m))),
@@ -269,6 +246,21 @@ export class SyncService {
       write.map((r) => fxRow(r, version)),
     );
     return counts;
+  }
+
+  /**
+   * The records to write: per natural key the newest of the batch, kept only when newer than the
+   * stored version. Counts accepted / updated / unchanged on the way.
+   */
+  private async newerThanStored<R>(
+    pixelId: string,
+    records: R[],
+    counts: Counts,
+    spec: { table: string; keyExpr: string; key: (r: R) => string; version: (r: R) => number },
+  ): Promise<R[]> {
+    const newest = newestPerKey(records, spec.key, spec.version, counts);
+    const stored = await this.storedVersions(spec.table, spec.keyExpr, pixelId, newest.map(spec.key));
+    return classify(newest, spec.key, spec.version, stored, counts);
   }
 
   private async storedVersions(table: string, keyExpr: string, pixelId: string, keys: string[]) {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ImportSummary } from "../../src/cli/import.js";
 import { loadConfig } from "../../src/config.js";
 import { openStores, type Stores } from "../../src/stores/index.js";
 import { MAX_JSON_LINE_BYTES, type ReadItem, readRecords } from "../../src/sync/read-records.js";
@@ -23,20 +24,8 @@ interface Run {
   stderr: string;
 }
 
-interface Summary {
-  kind: string;
-  file: string;
-  format: string;
-  pixelId: string | null;
-  read: number;
-  accepted: number;
-  updated: number;
-  unchanged: number;
-  rejected: number;
-  elapsedMs: number;
-  recordsPerSecond: number;
-  rejectsFile: string | null;
-}
+/** The `--json` summary is the command's own ImportSummary. */
+type Summary = ImportSummary;
 
 interface Reject {
   line: number;
