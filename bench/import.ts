@@ -8,15 +8,7 @@
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import {
-  createReadStream,
-  createWriteStream,
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-} from "node:fs";
+import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -27,6 +19,7 @@ import { migrate } from "../src/stores/migrations.js";
 import type { OrderRecord } from "../src/sync/schemas.js";
 import { orderLineRows, orderRow } from "../src/sync/warehouse-rows.js";
 import { runCli } from "./child.js";
+import { generateOrders } from "./orders-gen.js";
 
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 1_000_000);
 const BATCH = process.env.BENCH_BATCH; // --batch of the import; its default when unset
@@ -35,90 +28,6 @@ const PIXEL = "bench";
 
 const log = (s: string) => process.stderr.write(`${s}\n`);
 const tmp = (p: string) => mkdtempSync(join(tmpdir(), p));
-
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
-const CURRENCIES = ["USD", "USD", "USD", "EUR", "EUR", "GBP", "CAD", "AUD"];
-const STATUSES = [
-  "paid",
-  "paid",
-  "paid",
-  "paid",
-  "paid",
-  "pending",
-  "refunded",
-  "partially_refunded",
-  "voided",
-] as const;
-const SOURCES = ["web", "web", "web", "pos", "shopify_draft_order", "iphone"];
-const COUNTRIES = ["US", "US", "US", "DE", "FR", "GB", "CA", "AU", "NL", "SE"];
-const TAGS = [[], [], ["vip"], ["wholesale"], ["first-order"], ["subscription", "vip"]];
-const CODES = [[], [], [], ["WELCOME10"], ["SPRING25"], ["FREESHIP"]];
-
-/** Streams N orders to a JSON Lines file (never all in memory); ~40% repeat customers. */
-async function generate(path: string, n: number): Promise<number> {
-  const r = rng(42);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-  const out = createWriteStream(path);
-  const customers = Math.max(1, Math.floor(n * 0.6));
-  const start = Date.parse("2025-01-01T00:00:00Z");
-  const span = 365 * 24 * 3600 * 1000;
-  for (let i = 0; i < n; i++) {
-    const created = start + Math.floor((i / n) * span) + Math.floor(r() * 60_000);
-    const items = 1 + Math.floor(r() * r() * 5);
-    const lineItems = [];
-    let subtotal = 0;
-    for (let k = 0; k < items; k++) {
-      const product = Math.floor(r() * 400);
-      const price = Math.round((5 + r() * 120) * 100) / 100;
-      const quantity = 1 + Math.floor(r() * r() * 3);
-      subtotal += price * quantity;
-      lineItems.push({
-        productId: `gid-p-${product}`,
-        variantId: `gid-v-${product}-${Math.floor(r() * 4)}`,
-        sku: `SKU-${product}`,
-        quantity,
-        price,
-      });
-    }
-    const shipping = subtotal > 75 ? 0 : 6.95;
-    const discounts = r() < 0.2 ? Math.round(subtotal * 10) / 100 : 0;
-    const tax = Math.round((subtotal - discounts) * 8) / 100;
-    const customer = Math.floor(r() * customers);
-    const status = pick(STATUSES);
-    const order = {
-      id: `${5_000_000_000 + i}`,
-      createdAt: new Date(created).toISOString(),
-      processedAt: new Date(created + 2000).toISOString(),
-      cancelledAt: status === "voided" ? new Date(created + 3_600_000).toISOString() : null,
-      currency: pick(CURRENCIES),
-      totalPrice: Math.round((subtotal - discounts + shipping + tax) * 100) / 100,
-      subtotalPrice: Math.round(subtotal * 100) / 100,
-      totalShipping: shipping,
-      totalTax: tax,
-      totalDiscounts: discounts,
-      financialStatus: status,
-      sourceName: pick(SOURCES),
-      gateway: "shopify_payments",
-      tags: pick(TAGS),
-      discountCodes: pick(CODES),
-      country: pick(COUNTRIES),
-      customer: r() < 0.05 ? {} : { id: `cust-${customer}`, email: `Customer.${customer}@example.com` },
-      lineItems,
-      updatedAt: new Date(created + 5000).toISOString(),
-    };
-    if (!out.write(`${JSON.stringify(order)}\n`)) await once(out, "drain");
-  }
-  out.end();
-  await once(out, "close");
-  return n;
-}
 
 /** Runs a command, returning its stdout, stderr, wall time and peak RSS (kB). */
 async function measured(args: string[], env: Record<string, string>) {
@@ -208,7 +117,7 @@ const work = tmp("pxh-bench-import-");
 try {
   const file = join(work, "orders.jsonl");
   const t = performance.now();
-  await generate(file, ORDERS);
+  await generateOrders(file, ORDERS);
   const size = statSync(file).size;
   log(
     `generated ${ORDERS} orders (${(size / 1024 / 1024).toFixed(0)} MB) in ${((performance.now() - t) / 1000).toFixed(1)} s`,

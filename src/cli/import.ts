@@ -69,7 +69,7 @@ const common = (cmd: Command) =>
         "csv",
       ]),
     )
-    .option("--batch <n>", "records per SyncService call", batchSize, 1000)
+    .option("--batch <n>", "records per SyncService call", batchSize, 5000)
     .option("--rejects <file>", "where bad lines go (default: <file>.rejects.jsonl)")
     .addOption(json());
 
@@ -140,7 +140,22 @@ export async function runImport(sync: SyncService, job: ImportJob): Promise<Impo
   // Lines that could not be read wait for their batch, so the reject file is in line order.
   let unreadable: RejectEntry[] = [];
 
+  // One batch is stored while the next is read and parsed: the engines work in their own threads,
+  // so reading overlaps them. Batches still commit one after another, in file order, so a later
+  // version in the next batch is judged against the stored earlier one.
+  let inFlight: Promise<void> = Promise.resolve();
   const flush = async () => {
+    const batch = { records, lines, unreadable };
+    records = [];
+    lines = [];
+    unreadable = [];
+    await inFlight;
+    inFlight = store(batch);
+    // Surfaces a failure of this batch at the next flush (or the final await) without an unhandled rejection.
+    inFlight.catch(() => {});
+  };
+  const store = async (batch: { records: unknown[]; lines: number[]; unreadable: RejectEntry[] }) => {
+    const { records, lines, unreadable } = batch;
     const result: SyncResult = records.length
       ? await sync.upsert(job.kind, job.pixelId, records)
       : { accepted: 0, updated: 0, unchanged: 0, rejected: [] };
@@ -157,9 +172,6 @@ export async function runImport(sync: SyncService, job: ImportJob): Promise<Impo
       })),
     ].sort((a, b) => a.line - b.line);
     for (const entry of entries) await rejects.write(entry);
-    records = [];
-    lines = [];
-    unreadable = [];
     progress.update(source.bytesRead, totals.read);
   };
 
@@ -180,7 +192,9 @@ export async function runImport(sync: SyncService, job: ImportJob): Promise<Impo
       if (records.length >= job.batch || unreadable.length >= job.batch) await flush();
     }
     if (records.length || unreadable.length) await flush();
+    await inFlight;
   } catch (err) {
+    await inFlight.catch(() => {});
     progress.stop();
     const stored = totals.accepted + totals.updated;
     if (lastLine > 0)
