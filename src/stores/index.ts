@@ -2,6 +2,9 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config.js";
+import type { Bus } from "./bus/port.js";
+import { RedisBus } from "./bus/redis.js";
+import { SqlBus } from "./bus/sql.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { DEFAULT_DEDUP, type DedupStore } from "./dedup/port.js";
 import { DEDUP_PERIOD_DAYS, RedisDedupStore } from "./dedup/redis.js";
@@ -22,6 +25,8 @@ export interface Stores {
   kv: KvStore;
   /** The eventId dedup set: Redis digests with a Redis KV, full ids in the SQL store when embedded. */
   dedup: DedupStore;
+  /** The event bus: Redis Streams with a Redis KV, tables in the SQL store otherwise (durable). */
+  bus: Bus;
   /** The server secret keyed into API key hashes. */
   keySecret: string;
   close(): Promise<void>;
@@ -61,11 +66,14 @@ export async function openStores(config: Config, purpose: string): Promise<Store
             prefix: config.REDIS_KEY_PREFIX,
           })
         : new SqlDedupStore(sql, dedupOptions);
+    const bus: Bus =
+      kv instanceof RedisKv ? new RedisBus(kv.client, config.REDIS_KEY_PREFIX) : new SqlBus(sql);
     return {
       sql,
       warehouse,
       kv,
       dedup,
+      bus,
       keySecret,
       async close() {
         for (const s of opened.reverse()) await s.close().catch(() => {});

@@ -1,0 +1,139 @@
+import type { SqlStore } from "../sql/port.js";
+import {
+  assertBusName,
+  type Bus,
+  type BusMessage,
+  DEFAULT_READ,
+  decodePayload,
+  type OutgoingMessage,
+  type ReadOptions,
+} from "./port.js";
+
+/*
+ * The bus in the SQL store (used when no Redis is configured): durable like the rest of the OLTP
+ * data, so nothing published or pending is lost across restarts. Tables (sql/postgres/005):
+ * `bus_streams` hands out per-stream ids, `bus_messages` holds entries, `bus_groups` each group's
+ * last delivered id, `bus_pending` what a group handed out and has not acknowledged.
+ *
+ * Ids come from a counter row locked until the publishing statement commits, so a later id is
+ * always committed after an earlier one: a reader that moved past id n never misses an id below it.
+ */
+export class SqlBus implements Bus {
+  readonly kind = "sql" as const;
+
+  constructor(private readonly sql: SqlStore) {}
+
+  async publish(stream: string, messages: readonly OutgoingMessage[]): Promise<string[]> {
+    assertBusName("stream", stream);
+    if (messages.length === 0) return [];
+    const { rows } = await this.sql.query<{ id: string }>(
+      `WITH s AS (
+         INSERT INTO bus_streams AS s (stream, last_id) VALUES ($1, $2)
+         ON CONFLICT (stream) DO UPDATE SET last_id = s.last_id + $2
+         RETURNING last_id
+       )
+       INSERT INTO bus_messages (stream, id, key, payload)
+       SELECT $1, s.last_id - $2 + t.ord, t.k, t.p
+       FROM s, unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(k, p, ord)
+       RETURNING id::text AS id`,
+      [
+        stream,
+        messages.length,
+        messages.map((m) => m.key),
+        messages.map((m) => JSON.stringify(m.payload ?? null)),
+      ],
+    );
+    return rows.map((r) => r.id).sort((a, b) => Number(a) - Number(b));
+  }
+
+  async read(
+    stream: string,
+    group: string,
+    consumer: string,
+    options: ReadOptions = {},
+  ): Promise<BusMessage[]> {
+    assertBusName("stream", stream);
+    assertBusName("group", group);
+    assertBusName("consumer", consumer);
+    const count = Math.max(1, options.count ?? DEFAULT_READ.count);
+    const idleSeconds = Math.max(0, options.claimIdleMs ?? DEFAULT_READ.claimIdleMs) / 1000;
+    // One short transaction: the group row lock orders readers of a group, and PGlite's single
+    // connection is held only for these statements.
+    return this.sql.transaction(async (tx) => {
+      await tx.query(
+        "INSERT INTO bus_groups (stream, group_name) VALUES ($1, $2) ON CONFLICT (stream, group_name) DO NOTHING",
+        [stream, group],
+      );
+      const { rows: g } = await tx.query<{ last_id: string }>(
+        "SELECT last_id::text AS last_id FROM bus_groups WHERE stream = $1 AND group_name = $2 FOR UPDATE",
+        [stream, group],
+      );
+      const lastId = g[0]!.last_id;
+      const { rows: claimed } = await tx.query<{ id: string; deliveries: number }>(
+        `UPDATE bus_pending p SET consumer = $3, delivered_at = clock_timestamp(), deliveries = p.deliveries + 1
+         FROM (SELECT id FROM bus_pending
+               WHERE stream = $1 AND group_name = $2 AND delivered_at <= clock_timestamp() - make_interval(secs => $4)
+               ORDER BY id LIMIT $5) c
+         WHERE p.stream = $1 AND p.group_name = $2 AND p.id = c.id
+         RETURNING p.id::text AS id, p.deliveries`,
+        [stream, group, consumer, idleSeconds, count],
+      );
+      const room = count - claimed.length;
+      let fresh: { id: string }[] = [];
+      if (room > 0) {
+        ({ rows: fresh } = await tx.query<{ id: string }>(
+          `INSERT INTO bus_pending (stream, group_name, id, consumer, delivered_at, deliveries)
+           SELECT $1, $2, m.id, $3, clock_timestamp(), 1 FROM bus_messages m
+           WHERE m.stream = $1 AND m.id > $4::bigint ORDER BY m.id LIMIT $5
+           RETURNING id::text AS id`,
+          [stream, group, consumer, lastId, room],
+        ));
+        if (fresh.length > 0) {
+          const max = fresh.reduce((a, r) => (Number(r.id) > Number(a) ? r.id : a), lastId);
+          await tx.query("UPDATE bus_groups SET last_id = $3::bigint WHERE stream = $1 AND group_name = $2", [
+            stream,
+            group,
+            max,
+          ]);
+        }
+      }
+      const deliveries = new Map<string, number>([
+        ...claimed.map((c) => [c.id, c.deliveries] as const),
+        ...fresh.map((f) => [f.id, 1] as const),
+      ]);
+      if (deliveries.size === 0) return [];
+      const { rows } = await tx.query<{ id: string; key: string; payload: string }>(
+        `SELECT id::text AS id, key, payload FROM bus_messages
+         WHERE stream = $1 AND id = ANY($2::bigint[]) ORDER BY id`,
+        [stream, [...deliveries.keys()]],
+      );
+      return rows.map((r) => ({
+        id: r.id,
+        key: r.key,
+        payload: decodePayload(r.payload),
+        deliveries: deliveries.get(r.id) ?? 1,
+      }));
+    });
+  }
+
+  async ack(stream: string, group: string, ids: readonly string[]): Promise<number> {
+    const valid = ids.filter((id) => /^\d{1,18}$/.test(id));
+    if (valid.length === 0) return 0;
+    const r = await this.sql.query(
+      "DELETE FROM bus_pending WHERE stream = $1 AND group_name = $2 AND id = ANY($3::bigint[])",
+      [stream, group, valid],
+    );
+    return r.rowCount;
+  }
+
+  async trim(stream: string, olderThanMs: number): Promise<number> {
+    const r = await this.sql.query(
+      `DELETE FROM bus_messages m
+       WHERE m.stream = $1 AND m.created_at <= clock_timestamp() - make_interval(secs => $2)
+         AND NOT EXISTS (SELECT 1 FROM bus_groups g WHERE g.stream = $1 AND g.last_id < m.id)
+         AND NOT EXISTS (SELECT 1 FROM bus_pending p WHERE p.stream = $1 AND p.id = m.id)`,
+      [stream, Math.max(0, olderThanMs) / 1000],
+    );
+    return r.rowCount;
+  }
+}
