@@ -1,9 +1,11 @@
 import { accountRoutes } from "./accounts/routes.js";
 import type { Config } from "./config.js";
+import { costRoutes } from "./costs/routes.js";
 import { buildOpenApi } from "./http/openapi.js";
 import { type RouteDef, route } from "./http/route.js";
 import { systemRoutes } from "./http/system-routes.js";
 import { ingestRoutes } from "./ingest/routes.js";
+import { productRoutes } from "./products/routes.js";
 import type { Services } from "./services.js";
 import type { Stores } from "./stores/index.js";
 import { syncRoutes } from "./sync/routes.js";
@@ -18,6 +20,8 @@ export function routeTable(services: Services, stores: Stores, config: Config): 
     ...systemRoutes(stores),
     ...accountRoutes(services.accounts),
     ...syncRoutes(services.sync),
+    ...costRoutes(services.costs),
+    ...productRoutes(services.products),
     ...ingestRoutes({
       ingest: services.ingest,
       pixels: services.pixels,

@@ -1,5 +1,6 @@
 import { AccountService } from "./accounts/service.js";
 import type { Config } from "./config.js";
+import { CostService } from "./costs/service.js";
 import { DestinationService } from "./ingest/forward/destinations.js";
 import { Forwarder } from "./ingest/forward/forwarder.js";
 import { GroupCommitter } from "./ingest/group.js";
@@ -8,6 +9,7 @@ import { IngestService } from "./ingest/service.js";
 import { ApiKeyService } from "./keys/service.js";
 import type { Logger } from "./log.js";
 import { PixelService } from "./pixels/service.js";
+import { ProductService } from "./products/service.js";
 import type { Stores } from "./stores/index.js";
 import { SyncService } from "./sync/service.js";
 
@@ -23,6 +25,8 @@ export interface Services {
   /** Forwarding queue and worker (the worker runs only in `serve`). */
   forwarder: Forwarder;
   sync: SyncService;
+  costs: CostService;
+  products: ProductService;
 }
 
 export function buildServices(stores: Stores, config: Config, log: Logger): Services {
@@ -52,5 +56,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     destinations,
     forwarder,
     sync: new SyncService(stores.sql, stores.warehouse, identity),
+    costs: new CostService(stores.sql),
+    products: new ProductService(stores.sql),
   };
 }

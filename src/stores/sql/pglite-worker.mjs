@@ -3,12 +3,14 @@
 import { mkdirSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite, types } from "@electric-sql/pglite";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 
 // Same result shapes as the pg adapter: int8 as string, timestamps as Date, jsonb parsed.
 const parsers = { [types.INT8]: (v) => v };
 
 if (workerData.dir) mkdirSync(workerData.dir, { recursive: true });
-const db = await PGlite.create(workerData.dir ?? "memory://", { parsers });
+// pg_trgm backs the catalog search indexes (sql/postgres/006_costs_products.sql).
+const db = await PGlite.create(workerData.dir ?? "memory://", { parsers, extensions: { pg_trgm } });
 const transactions = new Map();
 
 const errorOf = (err) => ({ message: err?.message ?? String(err), code: err?.code, detail: err?.detail });

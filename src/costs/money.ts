@@ -1,0 +1,74 @@
+/**
+ * Money and rates as exact decimals with 4 places, the scale of Postgres `numeric(18, 4)`.
+ *
+ * JSON carries amounts as numbers in major units. A number is rounded at 4 decimals from the decimal
+ * text JavaScript prints for it (its shortest round-trip form), half away from zero — the rounding
+ * Postgres applies when it stores that text in `numeric(18, 4)`, so what the API answers after a write
+ * is what the table holds, and `0.1 + 0.2` becomes `0.3`. Arithmetic (a percentage of a price) is done
+ * on integer ten-thousandths (bigint), never on binary floats, and only the result becomes a number.
+ */
+
+export const MONEY_SCALE = 4;
+const UNIT = 10n ** BigInt(MONEY_SCALE);
+/** numeric(18, 4) holds 14 digits before the point. */
+export const MONEY_LIMIT = 1e14;
+
+/** The decimal text of a finite number, without exponent (1e-7 → "0.0000001"). */
+function plainDecimal(v: number): string {
+  const s = String(v);
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(s);
+  if (!m) return s;
+  const [, sign, lead, frac = "", expText] = m;
+  const exp = Number(expText);
+  const digits = `${lead}${frac}`;
+  if (exp >= 0) {
+    const intLen = 1 + exp;
+    return `${sign}${digits.padEnd(intLen, "0").slice(0, intLen)}.${digits.slice(intLen) || "0"}`;
+  }
+  return `${sign}0.${"0".repeat(-exp - 1)}${digits}`;
+}
+
+/** A finite number as integer ten-thousandths, rounded half away from zero. */
+export function toUnits(v: number): bigint {
+  if (!Number.isFinite(v)) throw new RangeError(`not a finite amount: ${v}`);
+  const text = plainDecimal(v);
+  const negative = text.startsWith("-");
+  const [int = "0", frac = ""] = (negative ? text.slice(1) : text).split(".");
+  const kept = BigInt(int + frac.slice(0, MONEY_SCALE).padEnd(MONEY_SCALE, "0"));
+  const roundUp = (frac.charCodeAt(MONEY_SCALE) || 48) >= 53; // next digit ≥ 5
+  const abs = roundUp ? kept + 1n : kept;
+  return negative ? -abs : abs;
+}
+
+/** Integer ten-thousandths as the number a client reads (the shortest text of that decimal). */
+export function fromUnits(u: bigint): number {
+  const negative = u < 0n;
+  const abs = negative ? -u : u;
+  const int = abs / UNIT;
+  const frac = (abs % UNIT).toString().padStart(MONEY_SCALE, "0");
+  return Number(`${negative ? "-" : ""}${int}.${frac}`);
+}
+
+/** The amount as stored: rounded to 4 decimals. */
+export const roundMoney = (v: number): number => fromUnits(toUnits(v));
+
+/** Decimal text for a `numeric` parameter (no float noise reaches SQL). */
+export function toNumericText(v: number): string {
+  const u = toUnits(v);
+  const negative = u < 0n;
+  const abs = negative ? -u : u;
+  return `${negative ? "-" : ""}${abs / UNIT}.${(abs % UNIT).toString().padStart(MONEY_SCALE, "0")}`;
+}
+
+/** `numeric` text from Postgres (both adapters return it as a string) as a JSON number. */
+export const fromNumeric = (text: string | number): number => Number(text);
+
+/** `percent` % of `amount`, exact on decimals, rounded half away from zero at 4 places. */
+export function percentOf(amount: number, percent: number): number {
+  const product = toUnits(amount) * toUnits(percent); // scale 8, times 100 for the percent
+  const divisor = UNIT * 100n;
+  const negative = product < 0n;
+  const abs = negative ? -product : product;
+  const q = (abs + divisor / 2n) / divisor;
+  return fromUnits(negative ? -q : q);
+}

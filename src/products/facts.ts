@@ -1,0 +1,93 @@
+import { fromNumeric } from "../costs/money.js";
+import type { CogLine, VariantCostFacts } from "../costs/resolve.js";
+import type { SqlExecutor } from "../stores/sql/port.js";
+import { chronological } from "./cog-rules.js";
+
+/**
+ * Loading what COGS resolution needs for many variants in two queries (one for the variants, one for
+ * every cost line), for the variant cost endpoint and for the per-order snapshot worker alike.
+ */
+
+export interface VariantKey {
+  productId: string;
+  variantId: string;
+}
+export const variantKey = (k: VariantKey) => `${k.productId}\u0000${k.variantId}`;
+
+export interface CogLineRow {
+  id: string;
+  source: "manual" | "store";
+  cost: string;
+  start: string;
+  end: string | null;
+  description: string | null;
+}
+
+/** Columns of `variant_cost_lines` as `CogLineRow` (dates as text: no local-time Date conversion). */
+export const COG_LINE_COLUMNS = `id, source, cost::text AS cost, effective_start::text AS start,
+  effective_end::text AS "end", description`;
+
+export const toCogLine = (r: CogLineRow): CogLine => ({
+  id: r.id,
+  cost: fromNumeric(r.cost),
+  effectiveStartDate: r.start,
+  effectiveEndDate: r.end,
+  ...(r.description !== null ? { description: r.description } : {}),
+});
+
+/** Manual and store histories of rows of one variant, each chronological. */
+export function histories(rows: readonly CogLineRow[]): { manual: CogLine[]; store: CogLine[] } {
+  const manual = rows
+    .filter((r) => r.source === "manual")
+    .map(toCogLine)
+    .sort(chronological);
+  const store = rows
+    .filter((r) => r.source === "store")
+    .map(toCogLine)
+    .sort(chronological);
+  return { manual, store };
+}
+
+/** Facts of the given variants of a pixel, keyed by `variantKey`; unknown variants are absent. */
+export async function loadVariantCostFacts(
+  sql: SqlExecutor,
+  pixelId: string,
+  keys: readonly VariantKey[],
+): Promise<Map<string, VariantCostFacts>> {
+  const out = new Map<string, VariantCostFacts>();
+  if (keys.length === 0) return out;
+  const params = [pixelId, keys.map((k) => k.productId), keys.map((k) => k.variantId)];
+  const wanted = "(product_id, variant_id) IN (SELECT unnest($2::text[]), unnest($3::text[]))";
+  const { rows: variants } = await sql.query<{
+    product_id: string;
+    variant_id: string;
+    currency: string;
+    current_price: string;
+    handling_fee: string;
+  }>(
+    `SELECT product_id, variant_id, currency, current_price::text AS current_price, handling_fee::text AS handling_fee
+     FROM variants WHERE pixel_id = $1 AND ${wanted}`,
+    params,
+  );
+  const { rows: lines } = await sql.query<CogLineRow & { product_id: string; variant_id: string }>(
+    `SELECT product_id, variant_id, ${COG_LINE_COLUMNS} FROM variant_cost_lines WHERE pixel_id = $1 AND ${wanted}`,
+    params,
+  );
+  const linesOf = new Map<string, CogLineRow[]>();
+  for (const l of lines) {
+    const k = variantKey({ productId: l.product_id, variantId: l.variant_id });
+    const list = linesOf.get(k);
+    if (list) list.push(l);
+    else linesOf.set(k, [l]);
+  }
+  for (const v of variants) {
+    const k = variantKey({ productId: v.product_id, variantId: v.variant_id });
+    out.set(k, {
+      ...histories(linesOf.get(k) ?? []),
+      currentPrice: fromNumeric(v.current_price),
+      currency: v.currency,
+      handlingFee: fromNumeric(v.handling_fee),
+    });
+  }
+  return out;
+}
