@@ -59,6 +59,18 @@ export const configSchema = z.object({
   RATE_INGEST_PER_SEC: z.coerce.number().min(0.1).default(1000),
   RATE_QUERY_PER_SEC: z.coerce.number().min(0.1).default(50),
   RATE_COLLECT_PER_SEC: z.coerce.number().min(0.1).default(20),
+  /** SQL console limits per query (docs/sql-console.md) and parallel console queries. */
+  CONSOLE_MAX_EXECUTION_SECONDS: z.coerce.number().min(0.1).max(3600).default(30),
+  CONSOLE_MAX_ROWS_TO_READ: z.coerce.number().int().min(1).default(1_000_000_000),
+  CONSOLE_MAX_BYTES_TO_READ: z.coerce.number().int().min(1).default(100_000_000_000),
+  CONSOLE_MAX_MEMORY_BYTES: z.coerce.number().int().min(1_000_000).default(2_147_483_648),
+  CONSOLE_READERS: z.coerce.number().int().min(1).max(64).default(4),
+  /** The ClickHouse user console queries run as (server only; unset = CLICKHOUSE_USER). */
+  CLICKHOUSE_CONSOLE_USER: z
+    .string()
+    .optional()
+    .transform((v) => (v === "" ? undefined : v)),
+  CLICKHOUSE_CONSOLE_PASSWORD: z.string().default(""),
   /** On first start of an empty embedded store, create a demo account, pixel and key. */
   DEMO_ON_FIRST_START: z
     .enum(["true", "false", "1", "0"])

@@ -1,5 +1,6 @@
 import { accountRoutes } from "./accounts/routes.js";
 import type { Config } from "./config.js";
+import { consoleRoutes } from "./console/routes.js";
 import { costRoutes } from "./costs/routes.js";
 import { buildOpenApi } from "./http/openapi.js";
 import { type RouteDef, route } from "./http/route.js";
@@ -20,6 +21,7 @@ export function routeTable(services: Services, stores: Stores, config: Config): 
     ...systemRoutes(stores),
     ...accountRoutes(services.accounts),
     ...syncRoutes(services.sync),
+    ...consoleRoutes(services.console),
     ...costRoutes(services.costs),
     ...productRoutes(services.products),
     ...ingestRoutes({

@@ -1,5 +1,6 @@
 import { AccountService } from "./accounts/service.js";
 import type { Config } from "./config.js";
+import { ConsoleService } from "./console/service.js";
 import { CostService } from "./costs/service.js";
 import { DestinationService } from "./ingest/forward/destinations.js";
 import { Forwarder } from "./ingest/forward/forwarder.js";
@@ -25,6 +26,8 @@ export interface Services {
   /** Forwarding queue and worker (the worker runs only in `serve`). */
   forwarder: Forwarder;
   sync: SyncService;
+  /** The analysts' SQL console (docs/sql-console.md). */
+  console: ConsoleService;
   costs: CostService;
   products: ProductService;
 }
@@ -56,6 +59,18 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     destinations,
     forwarder,
     sync: new SyncService(stores.sql, stores.warehouse, identity),
+    console: new ConsoleService(stores.warehouse, {
+      limits: {
+        maxExecutionSeconds: config.CONSOLE_MAX_EXECUTION_SECONDS,
+        maxRowsToRead: config.CONSOLE_MAX_ROWS_TO_READ,
+        maxBytesToRead: config.CONSOLE_MAX_BYTES_TO_READ,
+        maxMemoryBytes: config.CONSOLE_MAX_MEMORY_BYTES,
+      },
+      readers: config.CONSOLE_READERS,
+      ...(config.CLICKHOUSE_CONSOLE_USER
+        ? { user: { username: config.CLICKHOUSE_CONSOLE_USER, password: config.CLICKHOUSE_CONSOLE_PASSWORD } }
+        : {}),
+    }),
     costs: new CostService(stores.sql),
     products: new ProductService(stores.sql),
   };

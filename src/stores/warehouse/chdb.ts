@@ -5,6 +5,7 @@ import {
   type Params,
   type QueryOptions,
   type QueryStats,
+  type ReaderOptions,
   toWireParams,
   WarehouseError,
   WarehouseParameterError,
@@ -19,23 +20,29 @@ import { compactRows, SHARED_SETTINGS, settingsClause } from "./settings.js";
  */
 export class ChdbWarehouse implements WarehouseStore {
   readonly kind = "chdb" as const;
+  private readonly readers = new Set<ChdbWarehouse>();
 
   private constructor(
     private readonly session: Session,
     readonly database: string,
+    private readonly dir: string,
   ) {}
 
   static async open(dir: string, database: string): Promise<ChdbWarehouse> {
     mkdirSync(dir, { recursive: true });
+    return ChdbWarehouse.connect(dir, database, true);
+  }
+
+  private static async connect(dir: string, database: string, create: boolean): Promise<ChdbWarehouse> {
     let session: Session;
     try {
       session = new Session(dir);
     } catch (err) {
       throw mapError(err);
     }
-    const store = new ChdbWarehouse(session, database);
+    const store = new ChdbWarehouse(session, database, dir);
     try {
-      await store.command(`CREATE DATABASE IF NOT EXISTS ${database}`);
+      if (create) await store.command(`CREATE DATABASE IF NOT EXISTS ${database}`);
       await store.command(`USE ${database}`);
       for (const [name, value] of Object.entries(SHARED_SETTINGS)) {
         await store.command(`SET ${name} = ${typeof value === "string" ? `'${value}'` : value}`);
@@ -64,6 +71,28 @@ export class ChdbWarehouse implements WarehouseStore {
       rows,
       stats: { elapsedMs: result.elapsed * 1000, rowsRead: result.rowsRead, bytesRead: result.bytesRead },
     };
+  }
+
+  async queryText(
+    sql: string,
+    params: Params | undefined,
+    options: QueryOptions & { format: string },
+  ): Promise<{ text: string; stats: QueryStats }> {
+    const result = await this.run(sql, params, options, options.format);
+    return {
+      text: result.text(),
+      stats: { elapsedMs: result.elapsed * 1000, rowsRead: result.rowsRead, bytesRead: result.bytesRead },
+    };
+  }
+
+  /** Another Session on the same data directory: the same engine and tables, its own query queue. */
+  async openReader(options: ReaderOptions = {}): Promise<ChdbWarehouse> {
+    const database = options.database ?? this.database;
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(database))
+      throw new WarehouseParameterError(`bad database name "${database}"`);
+    const reader = await ChdbWarehouse.connect(this.dir, database, false);
+    this.readers.add(reader);
+    return reader;
   }
 
   async command(sql: string, params?: Params, options?: QueryOptions): Promise<void> {
@@ -98,6 +127,8 @@ export class ChdbWarehouse implements WarehouseStore {
   }
 
   async close(): Promise<void> {
+    for (const reader of this.readers) await reader.close();
+    this.readers.clear();
     this.session.close();
   }
 

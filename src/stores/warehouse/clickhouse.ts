@@ -4,12 +4,14 @@ import {
   ClickHouseError,
   ClickHouseLogLevel,
   createClient,
+  type DataFormat,
 } from "@clickhouse/client";
 import {
   classifyWarehouseError,
   type Params,
   type QueryOptions,
   type QueryStats,
+  type ReaderOptions,
   toWireParams,
   WarehouseError,
   type WarehouseStore,
@@ -30,28 +32,16 @@ export interface ClickHouseOptions {
 /** ClickHouse server over HTTP with @clickhouse/client. */
 export class ClickHouseWarehouse implements WarehouseStore {
   readonly kind = "clickhouse" as const;
+  private readonly readers = new Set<ClickHouseWarehouse>();
 
   private constructor(
     private readonly client: ClickHouseClient,
     readonly database: string,
+    private readonly options: ClickHouseOptions,
   ) {}
 
   static async open(options: ClickHouseOptions): Promise<ClickHouseWarehouse> {
-    const base = {
-      url: options.url,
-      username: options.username,
-      password: options.password,
-      request_timeout: options.requestTimeoutMs ?? 300_000,
-      // Progress headers keep long queries' connections alive through load balancers' idle timeouts.
-      clickhouse_settings: {
-        ...SHARED_SETTINGS,
-        send_progress_in_http_headers: 1 as const,
-        http_headers_progress_interval_ms: "110000",
-      },
-      // Failures reach callers as typed errors; the client's own console logging would repeat them.
-      log: { level: ClickHouseLogLevel.OFF },
-      ...(options.connection ? { connection: options.connection } : {}),
-    };
+    const base = clientBase(options);
     // The database may not exist yet: create it through a client bound to `default`.
     if (!options.connection) {
       const bootstrap = createClient({ ...base, database: "default" });
@@ -64,7 +54,22 @@ export class ClickHouseWarehouse implements WarehouseStore {
       }
     }
     const client = createClient({ ...base, database: options.database });
-    return new ClickHouseWarehouse(client, options.database);
+    return new ClickHouseWarehouse(client, options.database, options);
+  }
+
+  /** A client of its own (own connection pool), possibly as another user; no database is created. */
+  async openReader(reader: ReaderOptions = {}): Promise<ClickHouseWarehouse> {
+    const options: ClickHouseOptions = {
+      ...this.options,
+      database: reader.database ?? this.database,
+      ...(reader.username !== undefined
+        ? { username: reader.username, password: reader.password ?? "" }
+        : {}),
+    };
+    const client = createClient({ ...clientBase(options), database: options.database });
+    const store = new ClickHouseWarehouse(client, options.database, options);
+    this.readers.add(store);
+    return store;
   }
 
   async query<T>(sql: string, params?: Params, options?: QueryOptions): Promise<T[]> {
@@ -89,6 +94,35 @@ export class ClickHouseWarehouse implements WarehouseStore {
       const summary = parseSummary(rs.response_headers["x-clickhouse-summary"]);
       return {
         rows,
+        stats: {
+          elapsedMs: performance.now() - started,
+          rowsRead: summary.read_rows,
+          bytesRead: summary.read_bytes,
+        },
+      };
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+
+  async queryText(
+    sql: string,
+    params: Params | undefined,
+    options: QueryOptions & { format: string },
+  ): Promise<{ text: string; stats: QueryStats }> {
+    const started = performance.now();
+    try {
+      const rs = await this.client.query({
+        query: sql.trimEnd().replace(/;$/, ""),
+        query_params: toWireParams(params),
+        format: options.format as DataFormat,
+        ...(options.settings ? { clickhouse_settings: { ...options.settings } } : {}),
+        ...(options.signal ? { abort_signal: options.signal } : {}),
+      });
+      const text = await rs.text();
+      const summary = parseSummary(rs.response_headers["x-clickhouse-summary"]);
+      return {
+        text,
         stats: {
           elapsedMs: performance.now() - started,
           rowsRead: summary.read_rows,
@@ -140,8 +174,28 @@ export class ClickHouseWarehouse implements WarehouseStore {
   }
 
   async close(): Promise<void> {
+    for (const reader of this.readers) await reader.close();
+    this.readers.clear();
     await this.client.close();
   }
+}
+
+function clientBase(options: ClickHouseOptions) {
+  return {
+    url: options.url,
+    username: options.username,
+    password: options.password,
+    request_timeout: options.requestTimeoutMs ?? 300_000,
+    // Progress headers keep long queries' connections alive through load balancers' idle timeouts.
+    clickhouse_settings: {
+      ...SHARED_SETTINGS,
+      send_progress_in_http_headers: 1 as const,
+      http_headers_progress_interval_ms: "110000",
+    },
+    // Failures reach callers as typed errors; the client's own console logging would repeat them.
+    log: { level: ClickHouseLogLevel.OFF },
+    ...(options.connection ? { connection: options.connection } : {}),
+  };
 }
 
 function parseSummary(header: unknown): { read_rows: number; read_bytes: number } {

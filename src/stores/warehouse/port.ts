@@ -20,6 +20,15 @@ export interface QueryOptions {
   signal?: AbortSignal;
 }
 
+/** A separate connection of the same warehouse (see `openReader`). */
+export interface ReaderOptions {
+  /** The database unqualified names resolve in (default: the store's). It must exist. */
+  database?: string;
+  /** Another ClickHouse user (server only: chDB has no users, so it keeps its single identity). */
+  username?: string;
+  password?: string;
+}
+
 export interface QueryStats {
   elapsedMs: number;
   rowsRead: number;
@@ -38,6 +47,18 @@ export interface WarehouseStore {
     params?: Params,
     options?: QueryOptions,
   ): Promise<{ rows: T[]; stats: QueryStats }>;
+  /** Like `queryWithStats`, with the output in the engine's `format` (CSVWithNames, JSONCompactEachRow…) as text. */
+  queryText(
+    sql: string,
+    params: Params | undefined,
+    options: QueryOptions & { format: string },
+  ): Promise<{ text: string; stats: QueryStats }>;
+  /**
+   * A separate connection to the same warehouse: its own session (chDB runs one query at a time per
+   * session, so a long read there never queues the others), optionally another database and user.
+   * It is closed with this store.
+   */
+  openReader(options?: ReaderOptions): Promise<WarehouseStore>;
   /** Runs a statement that returns nothing (DDL, INSERT … SELECT, ALTER). */
   command(sql: string, params?: Params, options?: QueryOptions): Promise<void>;
   /** Inserts rows in one batch. Column values follow ClickHouse's JSON input rules. */

@@ -1,0 +1,24 @@
+import type { Params } from "../stores/warehouse/port.js";
+import { analystCtes, LIMIT_PARAM, PIXEL_PARAM, pixelTableFilters } from "./tables.js";
+
+/**
+ * Layer 2: the validated query runs inside a WITH list that binds each analyst name to a CTE reading
+ * the real table for one pixel (a bound parameter, never text). The engine resolves the query's table
+ * names to those CTEs in every scope — aliases, joins, subqueries, UNION parts, CTEs of its own — and
+ * any read of a real pixel table is filtered again by `additional_table_filters`.
+ */
+export interface ConfinedQuery {
+  sql: string;
+  params: Params;
+  settings: Record<string, string>;
+}
+
+export function confine(canonical: string, database: string, pixelId: string, limit: number): ConfinedQuery {
+  const sql = `WITH\n  ${analystCtes(database)}\nSELECT * FROM (\n${canonical}\n)\nLIMIT {${LIMIT_PARAM}:UInt64}`;
+  return {
+    sql,
+    // One row past the limit tells whether the result was cut.
+    params: { [PIXEL_PARAM]: pixelId, [LIMIT_PARAM]: limit + 1 },
+    settings: { additional_table_filters: pixelTableFilters(database, pixelId) },
+  };
+}
