@@ -26,6 +26,7 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
   const host = config.HOST === "0.0.0.0" || config.HOST === "::" ? "localhost" : config.HOST;
   const url = `http://${host}:${port}`;
   services.forwarder.start();
+  services.relay.start();
   // Dedup housekeeping: fold acknowledged groups, forget ids past the window.
   const prune = () =>
     stores.dedup
@@ -85,6 +86,7 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
     server.close(async () => {
       await services.ingestGroups.drain();
       await services.forwarder.stop();
+      await services.relay.stop();
       await stores.close();
       process.exit(0);
     });

@@ -2,6 +2,7 @@ import { AccountService } from "./accounts/service.js";
 import type { Config } from "./config.js";
 import { ConsoleService } from "./console/service.js";
 import { CostService } from "./costs/service.js";
+import { OutboxRelay } from "./events/relay.js";
 import { DestinationService } from "./ingest/forward/destinations.js";
 import { Forwarder } from "./ingest/forward/forwarder.js";
 import { GroupCommitter } from "./ingest/group.js";
@@ -30,6 +31,8 @@ export interface Services {
   console: ConsoleService;
   costs: CostService;
   products: ProductService;
+  /** Outbox → event bus (runs only in `serve`; docs/events.md). */
+  relay: OutboxRelay;
 }
 
 export function buildServices(stores: Stores, config: Config, log: Logger): Services {
@@ -48,11 +51,14 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
       concurrency: config.INGEST_GROUPS,
     },
   );
+  const relay = new OutboxRelay(stores.sql, stores.bus, {
+    onError: (err) => log.warn({ err }, "outbox relay error; retrying"),
+  });
   return {
     keys: new ApiKeyService(stores.sql, stores.keySecret, config.KEY_CACHE_MS, (err) =>
       log.warn({ err }, "could not record key last_used_at"),
     ),
-    accounts: new AccountService(stores.sql),
+    accounts: new AccountService(stores.sql, () => relay.wake()),
     pixels: new PixelService(stores.sql),
     ingest: new IngestService(ingestGroups),
     ingestGroups,
@@ -73,5 +79,6 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     }),
     costs: new CostService(stores.sql),
     products: new ProductService(stores.sql),
+    relay,
   };
 }

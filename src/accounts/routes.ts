@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { route } from "../http/route.js";
-import { accountSchema, orderSettingsSchema } from "./schemas.js";
+import { accountSchema, orderSettingsSchema, renameAccountSchema } from "./schemas.js";
 import type { AccountService } from "./service.js";
 
 export function accountRoutes(accounts: AccountService) {
@@ -14,6 +14,23 @@ export function accountRoutes(accounts: AccountService) {
       description: "Public projection: active owners and admins only; internal fields are never returned.",
       response: z.object({ account: accountSchema }),
       handler: async ({ principal }) => ({ account: await accounts.get(principal.accountId) }),
+    }),
+    route({
+      method: "patch",
+      path: "/accounts/api/account",
+      auth: "account:write",
+      tag: "Account",
+      summary: "Rename the account that owns the key's pixel",
+      description:
+        "Body `{accountName}` and nothing else. Answers the renamed account like GET. The rename and " +
+        "its `accountUpdated` event (actor `cli:<apiKeyPk>`) commit together; the event reaches the " +
+        "event bus through the outbox relay (docs/events.md). Renaming to the current name answers " +
+        "200 and emits no event.",
+      body: renameAccountSchema,
+      response: z.object({ account: accountSchema }),
+      handler: async ({ body, principal }) => ({
+        account: await accounts.rename(principal, body.accountName),
+      }),
     }),
     route({
       method: "get",

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ACCOUNT_NAME_MAX, ACCOUNT_NAME_MIN, accountNameProblem } from "./account-name.js";
 
 export const exclusionConditionSchema = z.strictObject({
   id: z.uuid(),
@@ -75,3 +76,23 @@ export const accountSchema = z
   })
   .meta({ description: "Public projection of the account" });
 export type Account = z.infer<typeof accountSchema>;
+
+export const renameAccountSchema = z.strictObject({
+  accountName: z
+    .string()
+    .superRefine((name, ctx) => {
+      const problem = accountNameProblem(name);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    // JSON Schema counts string length in code points, as the rule does.
+    .meta({
+      minLength: ACCOUNT_NAME_MIN,
+      maxLength: ACCOUNT_NAME_MAX,
+      description:
+        "1-100 characters (code points). Leading or trailing whitespace is refused, not trimmed; " +
+        "control, zero-width / format and bidirectional-control characters and lone surrogates are " +
+        "refused; letters, marks, digits, punctuation, symbols and emoji (ZWJ sequences, variation " +
+        "selectors, tag sequences) are accepted.",
+    }),
+});
+export type RenameAccount = z.infer<typeof renameAccountSchema>;
