@@ -8,6 +8,7 @@ import { output, reportCliError, withContext } from "./context.js";
 import { registerDemoCommand } from "./demo.js";
 import { registerDestinationCommands } from "./destinations.js";
 import { parseDuration } from "./duration.js";
+import { registerEventCommands } from "./events.js";
 import { registerImportCommands } from "./import.js";
 
 const program = new Command()
@@ -235,5 +236,6 @@ key
 registerDestinationCommands(program);
 registerDemoCommand(program);
 registerImportCommands(program);
+registerEventCommands(program);
 
 program.parseAsync(process.argv).catch(reportCliError);

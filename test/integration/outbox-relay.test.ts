@@ -71,7 +71,7 @@ for (const combo of combos) {
       };
       return { a: `${id}.a`, b: `${id}.b`, other: `${id}.unmapped` };
     };
-    const insert = async (topic: string, payload: unknown) =>
+    const insert = async (topic: string, payload: object) =>
       (
         await sql.query<{ id: string }>(
           "INSERT INTO outbox (topic, payload) VALUES ($1, $2) RETURNING id::text AS id",
