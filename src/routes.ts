@@ -7,6 +7,7 @@ import { type RouteDef, route } from "./http/route.js";
 import { systemRoutes } from "./http/system-routes.js";
 import { ingestRoutes } from "./ingest/routes.js";
 import { productRoutes } from "./products/routes.js";
+import { queryRoutes } from "./query/routes.js";
 import type { Services } from "./services.js";
 import type { Stores } from "./stores/index.js";
 import { syncRoutes } from "./sync/routes.js";
@@ -21,6 +22,7 @@ export function routeTable(services: Services, stores: Stores, config: Config): 
     ...systemRoutes(stores),
     ...accountRoutes(services.accounts),
     ...syncRoutes(services.sync),
+    ...queryRoutes(services.queries),
     ...consoleRoutes(services.console),
     ...costRoutes(services.costs),
     ...productRoutes(services.products),

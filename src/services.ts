@@ -12,6 +12,8 @@ import { ApiKeyService } from "./keys/service.js";
 import type { Logger } from "./log.js";
 import { PixelService } from "./pixels/service.js";
 import { ProductService } from "./products/service.js";
+import { DataVersions } from "./query/data-version.js";
+import { QueryService } from "./query/service.js";
 import type { Stores } from "./stores/index.js";
 import { SyncService } from "./sync/service.js";
 
@@ -27,6 +29,9 @@ export interface Services {
   /** Forwarding queue and worker (the worker runs only in `serve`). */
   forwarder: Forwarder;
   sync: SyncService;
+  /** Per-pixel data versions the query cache keys on. */
+  versions: DataVersions;
+  queries: QueryService;
   /** The analysts' SQL console (docs/sql-console.md). */
   console: ConsoleService;
   costs: CostService;
@@ -37,6 +42,7 @@ export interface Services {
 
 export function buildServices(stores: Stores, config: Config, log: Logger): Services {
   const identity = new IdentityResolver(stores.sql);
+  const versions = new DataVersions(stores.kv);
   const destinations = new DestinationService(stores.sql, {
     onError: (err) => log.warn({ err }, "invalid destination config"),
   });
@@ -44,7 +50,14 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     onError: (err) => log.warn({ err }, "forwarding worker error"),
   });
   const ingestGroups = new GroupCommitter(
-    { dedup: stores.dedup, warehouse: stores.warehouse, identity, forwarder, log },
+    {
+      dedup: stores.dedup,
+      warehouse: stores.warehouse,
+      identity,
+      forwarder,
+      log,
+      onStored: (pixelIds) => versions.bump(pixelIds),
+    },
     {
       maxRows: config.INGEST_FLUSH_ROWS,
       maxDelayMs: config.INGEST_FLUSH_MS,
@@ -54,17 +67,29 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
   const relay = new OutboxRelay(stores.sql, stores.bus, {
     onError: (err) => log.warn({ err }, "outbox relay error; retrying"),
   });
+  const accounts = new AccountService(stores.sql, () => relay.wake());
   return {
     keys: new ApiKeyService(stores.sql, stores.keySecret, config.KEY_CACHE_MS, (err) =>
       log.warn({ err }, "could not record key last_used_at"),
     ),
-    accounts: new AccountService(stores.sql, () => relay.wake()),
+    accounts,
     pixels: new PixelService(stores.sql),
     ingest: new IngestService(ingestGroups),
     ingestGroups,
     destinations,
     forwarder,
-    sync: new SyncService(stores.sql, stores.warehouse, identity),
+    sync: new SyncService(stores.sql, stores.warehouse, identity, (pixelId) =>
+      pixelId === null ? versions.bumpGlobal() : versions.bump([pixelId]),
+    ),
+    versions,
+    queries: new QueryService({
+      sql: stores.sql,
+      warehouse: stores.warehouse,
+      kv: stores.kv,
+      accounts,
+      versions,
+      log,
+    }),
     console: new ConsoleService(stores.warehouse, {
       limits: {
         maxExecutionSeconds: config.CONSOLE_MAX_EXECUTION_SECONDS,

@@ -55,6 +55,8 @@ export interface GroupDeps {
   warehouse: WarehouseStore;
   identity: IdentityResolver;
   forwarder?: ForwardQueue;
+  /** Told which pixels got new rows, before the requests are acknowledged (query caches key on it). */
+  onStored?: (pixelIds: string[]) => Promise<void>;
   log: Logger;
 }
 
@@ -207,6 +209,14 @@ export class GroupCommitter {
     for (const lease of leases) {
       await this.deps.dedup.commit(lease).catch((err: unknown) => {
         this.deps.log.warn({ err }, "dedup commit failed after a stored write");
+      });
+    }
+    if (rows.length && this.deps.onStored) {
+      await this.deps.onStored([...byPixel.keys()]).catch((err: unknown) => {
+        this.deps.log.warn(
+          { err },
+          "data version not bumped; cached query results may lag until they expire",
+        );
       });
     }
     for (const w of group) w.resolve();

@@ -40,6 +40,8 @@ export class SyncService {
     private readonly sql: SqlStore,
     private readonly warehouse: WarehouseStore,
     private readonly identity: IdentityResolver,
+    /** Told when stored data changed (query caches key on a per-pixel data version); null = FX rates. */
+    private readonly onChanged: (pixelId: string | null) => Promise<void> = async () => {},
   ) {}
 
   async upsert(kind: RecordKind, pixelId: string | null, records: readonly unknown[]): Promise<SyncResult> {
@@ -77,6 +79,7 @@ export class SyncService {
         else counts = await this.adMetrics(pixelId, valid as AdMetricsRecord[]);
       }
     }
+    if (counts.accepted + counts.updated > 0) await this.onChanged(kind === "fx-rates" ? null : pixelId);
     return { ...counts, rejected };
   }
 

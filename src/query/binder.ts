@@ -1,0 +1,31 @@
+import type { ParamValue } from "../stores/warehouse/port.js";
+
+/** ClickHouse types a bound value may take; identifiers never travel this way. */
+export type ParamType =
+  | "String"
+  | "Int64"
+  | "UInt32"
+  | "Float64"
+  | "Date"
+  | "DateTime64(3, 'UTC')"
+  | "Array(String)"
+  | "Array(Float64)";
+
+/**
+ * The one place values become bound parameters: `bind` returns a `{pN:Type}` placeholder and keeps
+ * the value. Emitted SQL holds no literal taken from a request.
+ */
+export class Binder {
+  private readonly values: Record<string, ParamValue> = {};
+  private n = 0;
+
+  bind(value: ParamValue, type: ParamType): string {
+    const name = `p${this.n++}`;
+    this.values[name] = value;
+    return `{${name}:${type}}`;
+  }
+
+  get params(): Readonly<Record<string, ParamValue>> {
+    return { ...this.values };
+  }
+}

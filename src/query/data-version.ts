@@ -1,0 +1,26 @@
+import type { KvStore } from "../stores/kv/port.js";
+
+/**
+ * A per-pixel data version, bumped whenever new data for the pixel lands (events, synced records,
+ * cost changes). Query cache keys include it, so a new figure is never hidden behind a cached one and
+ * nothing ever has to be found and deleted (no SCAN).
+ */
+export class DataVersions {
+  constructor(private readonly kv: KvStore) {}
+
+  /** The pixel's version and the global one (FX rates belong to every pixel). */
+  async current(pixelId: string): Promise<string> {
+    const [global, own] = await Promise.all([this.kv.get(key("*")), this.kv.get(key(pixelId))]);
+    return `${global ?? "0"}.${own ?? "0"}`;
+  }
+
+  async bumpGlobal(): Promise<void> {
+    await this.kv.incr(key("*"));
+  }
+
+  async bump(pixelIds: readonly string[]): Promise<void> {
+    for (const p of new Set(pixelIds)) await this.kv.incr(key(p));
+  }
+}
+
+const key = (pixelId: string) => `dv:${pixelId}`;

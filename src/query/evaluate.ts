@@ -1,0 +1,222 @@
+import { BadRequestError } from "../errors.js";
+import { MEASURE_BY_KEY } from "./measures.js";
+import type { QueryPlan, Statement } from "./plan.js";
+import { type RateTable, type ReportCostLine, reportCost } from "./report-costs.js";
+import { type Bucket, shiftDate } from "./time.js";
+
+export type BaseValues = Record<string, number>;
+
+/** A statement's rows as the engine returned them. */
+export interface StatementRows {
+  statement: Statement;
+  rows: Record<string, unknown>[];
+}
+
+interface Series {
+  values: string[];
+  buckets: Map<number, BaseValues>;
+  total: BaseValues;
+}
+type Period = Map<string, Series>;
+
+const RESERVED = new Set(["bucket", "fx_missing", "is_total"]);
+
+/** Raises the 400 the interface asks for when an amount had no rate on or before its day. */
+function checkRates(rows: Record<string, unknown>[]): void {
+  for (const r of rows) {
+    const m = typeof r.fx_missing === "string" ? r.fx_missing : "";
+    if (!m) continue;
+    const [day, currency] = m.split(" ");
+    throw new BadRequestError(
+      `no exchange rate for ${currency} on or before ${day}; load rates with pixelhouse fx import`,
+    );
+  }
+}
+
+function collect(plan: QueryPlan, results: StatementRows[], period: "primary" | "compare"): Period {
+  const out: Period = new Map();
+  const dims = plan.dimensions.length;
+  for (const { statement, rows } of results) {
+    if (statement.period !== period) continue;
+    checkRates(rows);
+    for (const r of rows) {
+      const values = Array.from({ length: dims }, (_, i) => String(r[`d${i}`] ?? ""));
+      const key = values.join("\u0000");
+      let series = out.get(key);
+      if (!series) {
+        series = { values, buckets: new Map(), total: {} };
+        out.set(key, series);
+      }
+      const target = Number(r.is_total) === 1 ? series.total : bucketOf(series, Number(r.bucket));
+      for (const [k, v] of Object.entries(r)) {
+        if (RESERVED.has(k) || /^d\d$/.test(k)) continue;
+        target[k] = (target[k] ?? 0) + Number(v ?? 0);
+      }
+    }
+  }
+  return out;
+}
+
+function bucketOf(s: Series, key: number): BaseValues {
+  let b = s.buckets.get(key);
+  if (!b) {
+    b = {};
+    s.buckets.set(key, b);
+  }
+  return b;
+}
+
+export interface CostInputs {
+  lines: ReportCostLine[];
+  rates: RateTable;
+}
+
+/** A measure's value from base aggregates; ratios of sums, null when the denominator is 0. */
+export function measureValue(
+  key: string,
+  bases: BaseValues,
+  report: (cost: "variable" | "fixed", bases: BaseValues) => number,
+): number | null {
+  const def = MEASURE_BY_KEY.get(key)?.definition;
+  if (!def) return null;
+  switch (def.kind) {
+    case "base":
+      return bases[def.base] ?? 0;
+    case "ratio": {
+      const den = measureValue(def.den, bases, report);
+      const num = measureValue(def.num, bases, report);
+      if (!den || num === null) return null;
+      return (num / den) * (def.scale ?? 1);
+    }
+    case "sum":
+      return def.terms.reduce((acc, t) => acc + t.sign * (measureValue(t.key, bases, report) ?? 0), 0);
+    case "report_cost":
+      return report(def.cost, bases);
+  }
+}
+
+const round = (key: string, v: number | null): number | null => {
+  if (v === null || !Number.isFinite(v)) return null;
+  const type = MEASURE_BY_KEY.get(key)?.valueType;
+  const places = type === "count" ? 0 : type === "ratio" || type === "number" ? 4 : 2;
+  const f = 10 ** places;
+  // Half away from zero on the decimal value, so 0.125 → 0.13 like an accountant expects.
+  return (Math.sign(v) * Math.round(Math.abs(v) * f + 1e-9)) / f;
+};
+
+const dayOf = (iso: string) => iso.slice(0, 10);
+
+function rowsOf(
+  plan: QueryPlan,
+  series: Series | undefined,
+  buckets: Bucket[],
+  report: (b: Bucket) => (cost: "variable" | "fixed", bases: BaseValues) => number,
+) {
+  return buckets.map((b) => {
+    const bases = series?.buckets.get(b.key) ?? {};
+    const row: Record<string, string | number | null> = { dt: b.dt, start: b.start, end: b.end };
+    for (const m of plan.measures) row[m] = round(m, measureValue(m, bases, report(b)));
+    return row;
+  });
+}
+
+/** Shapes the engine's rows into the response of interface §2.12 / DESIGN §4. */
+export function shapeResults(plan: QueryPlan, results: StatementRows[], costs: CostInputs | null) {
+  const primary = collect(plan, results, "primary");
+  const compare = plan.compare ? collect(plan, results, "compare") : null;
+  const reportFor =
+    (firstDay: string, lastDay: string) =>
+    (cost: "variable" | "fixed", bases: BaseValues): number => {
+      if (!costs) return 0;
+      return reportCost(
+        cost,
+        costs.lines,
+        { firstDay, lastDay },
+        {
+          spend: bases.ads_spend ?? 0,
+          netRevenue: measureValue("orders.net_revenue", bases, () => 0) ?? 0,
+          orders: bases.orders_count ?? 0,
+        },
+        plan.currency,
+        costs.rates,
+      );
+    };
+  // A bucket's local days: its clipped start day to the day before its clipped end.
+  const bucketReport = (b: Bucket) => reportFor(dayOf(b.start), shiftDate(dayOf(b.end), -1));
+  const totalReport = (range: { startDate: string; endDate: string }) =>
+    reportFor(range.startDate, range.endDate);
+
+  const keys = new Set<string>([...primary.keys(), ...(compare?.keys() ?? [])]);
+  if (plan.dimensions.length === 0) keys.add("");
+  const totalOf = (
+    period: Period | null,
+    key: string,
+    m: string,
+    range: { startDate: string; endDate: string },
+  ) => measureValue(m, period?.get(key)?.total ?? {}, totalReport(range));
+
+  let entries = [...keys].map((key) => {
+    const p = primary.get(key);
+    const c = compare?.get(key);
+    return { key, values: (p ?? c)?.values ?? [], p, c };
+  });
+  if (plan.dimensions.length) {
+    const by = plan.order?.measure ?? plan.measures[0]!;
+    const dir = plan.order?.direction === "asc" ? 1 : -1;
+    entries.sort((a, b) => {
+      const va = totalOf(primary, a.key, by, plan.primary.range) ?? Number.NEGATIVE_INFINITY;
+      const vb = totalOf(primary, b.key, by, plan.primary.range) ?? Number.NEGATIVE_INFINITY;
+      return va === vb ? a.key.localeCompare(b.key) : (va - vb) * dir;
+    });
+    entries = entries.slice(plan.offset, plan.offset + plan.limit);
+  }
+
+  const shaped = entries.map(({ key, values, p, c }) => {
+    const measureDetails = plan.measures.map((m) => {
+      const meta = MEASURE_BY_KEY.get(m)!;
+      const pSum = totalOf(primary, key, m, plan.primary.range);
+      const cSum = plan.compare ? totalOf(compare, key, m, plan.compare.range) : null;
+      const avg = (sum: number | null, n: number) =>
+        meta.isAverage ? sum : sum === null || n === 0 ? null : sum / n;
+      const primaryAvg = avg(pSum, plan.primary.buckets.length);
+      const compareAvg = plan.compare ? avg(cSum, plan.compare.buckets.length) : null;
+      const percentDiff =
+        plan.compare && pSum !== null && cSum !== null && cSum !== 0
+          ? ((pSum - cSum) / Math.abs(cSum)) * 100
+          : null;
+      return {
+        measure: m,
+        isAverage: meta.isAverage,
+        isPercentage: meta.isPercentage,
+        calculatedAverage: meta.isAverage,
+        hasPacing: !meta.isAverage && (meta.valueType === "count" || meta.valueType === "currency"),
+        success: true,
+        preferredTrendDirection: meta.preferredTrendDirection,
+        primarySum: round(m, pSum),
+        compareSum: round(m, cSum),
+        primaryAvg: round(m, primaryAvg),
+        compareAvg: round(m, compareAvg),
+        percentDiff: percentDiff === null ? null : Math.round(percentDiff * 100) / 100,
+      };
+    });
+    return {
+      dateRange: { start: plan.primary.range.startDate, end: plan.primary.range.endDate },
+      ...(plan.compare
+        ? { compareDateRange: { start: plan.compare.range.startDate, end: plan.compare.range.endDate } }
+        : {}),
+      ...(plan.dimensions.length
+        ? {
+            dimension: plan.dimensions.join(", "),
+            dimensionValue: values.join(", "),
+            dimensionValues: Object.fromEntries(plan.dimensions.map((d, i) => [d, values[i] ?? ""])),
+          }
+        : {}),
+      data: {
+        primary: rowsOf(plan, p, plan.primary.buckets, bucketReport),
+        compare: plan.compare ? rowsOf(plan, c, plan.compare.buckets, bucketReport) : [],
+      },
+      measureDetails,
+    };
+  });
+  return { results: shaped };
+}

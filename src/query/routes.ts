@@ -1,0 +1,103 @@
+import { z } from "zod";
+import { assertPixelMatches } from "../http/mount.js";
+import { route } from "../http/route.js";
+import { FAMILIES, FIELDS, OPERATORS_BY_TYPE } from "./filters/fields.js";
+import { MEASURES } from "./measures.js";
+import { attributionQuerySchema, explainQuerySchema, generalQuerySchema } from "./schemas.js";
+import type { QueryAnswer, QueryService } from "./service.js";
+
+const measureSchema = z.object({
+  key: z.string(),
+  title: z.string(),
+  shortTitle: z.string(),
+  description: z.string(),
+  category: z.string(),
+  subcategory: z.string(),
+  valueType: z.string(),
+  formula: z.string(),
+  isAverage: z.boolean(),
+  isPercentage: z.boolean(),
+  preferredTrendDirection: z.string(),
+});
+
+const PUBLIC_MEASURES = MEASURES.map(({ definition: _d, ...rest }) => rest);
+const filtersQuery = z.strictObject({ family: z.enum(FAMILIES).optional() });
+
+const EXPLAIN_DOC =
+  "`?explain=true` answers `{explain:{statements:[{source, period, sql, params}]}}` — the generated ClickHouse SQL with its bound parameters — without running it. Results are cached per pixel and data version: `x-cache: hit|miss|bypass`; `Cache-Control: no-cache` runs the query again.";
+
+function send(answer: QueryAnswer, res: { setHeader(k: string, v: string): void }) {
+  if (answer.cache !== "none") res.setHeader("x-cache", answer.cache);
+  return answer.body;
+}
+
+const noCache = (header: string | undefined) => /\bno-cache\b|\bno-store\b/i.test(header ?? "");
+
+export function queryRoutes(queries: QueryService) {
+  return [
+    route({
+      method: "get",
+      path: "/db-mgmt/api/measures",
+      auth: "any-key",
+      tag: "Analytics",
+      summary: "The measures catalog",
+      response: z.object({ measures: z.array(measureSchema) }),
+      handler: () => ({ measures: PUBLIC_MEASURES }),
+    }),
+    route({
+      method: "get",
+      path: "/db-mgmt/api/filters",
+      auth: "analytics:read",
+      tag: "Analytics",
+      summary: "Filter fields by family, with their types and operators",
+      query: filtersQuery,
+      handler: ({ query }) => ({
+        filters: FIELDS.filter((f) => !query.family || f.family === query.family).map((f) => ({
+          field: f.field,
+          family: f.family,
+          type: f.type,
+          operators: OPERATORS_BY_TYPE[f.type],
+          description: f.description,
+        })),
+      }),
+    }),
+    route({
+      method: "post",
+      path: "/db-mgmt/api/query",
+      auth: "analytics:read",
+      tag: "Analytics",
+      summary: "General query: measures by time bucket and dimensions",
+      description: EXPLAIN_DOC,
+      body: generalQuerySchema,
+      query: explainQuerySchema,
+      rateLimit: "query",
+      handler: async ({ body, query, principal, req, res }) => {
+        assertPixelMatches(body.pixelId, principal);
+        const answer = await queries.general(principal.accountId, body, {
+          explain: query.explain === "true",
+          bypassCache: noCache(req.get("cache-control")),
+        });
+        return send(answer, res);
+      },
+    }),
+    route({
+      method: "post",
+      path: "/db-mgmt/api/query-attribution",
+      auth: "analytics:read",
+      tag: "Analytics",
+      summary: "Attributed orders, revenue, spend, ROAS and CPA by a touch dimension",
+      description: EXPLAIN_DOC,
+      body: attributionQuerySchema,
+      query: explainQuerySchema,
+      rateLimit: "query",
+      handler: async ({ body, query, principal, req, res }) => {
+        assertPixelMatches(body.pixelId, principal);
+        const answer = await queries.attribution(principal.accountId, body, {
+          explain: query.explain === "true",
+          bypassCache: noCache(req.get("cache-control")),
+        });
+        return send(answer, res);
+      },
+    }),
+  ];
+}

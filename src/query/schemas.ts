@@ -1,0 +1,95 @@
+import { z } from "zod";
+import { exclusionFilterSchema } from "../accounts/schemas.js";
+import { filterSchema } from "./filters/schema.js";
+import { GRANULARITIES } from "./time.js";
+
+const isTimezone = (tz: string) => {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+export const timezoneSchema = z.string().refine(isTimezone, "must be an IANA timezone such as Europe/Berlin");
+export const currencySchema = z
+  .string()
+  .regex(/^[A-Za-z]{3}$/, "must be an ISO 4217 code such as USD")
+  .transform((c) => c.toUpperCase());
+const dateToken = z
+  .string()
+  .regex(
+    /^(\d{4}-\d{2}-\d{2}|today|yesterday|\d{1,4}daysAgo)$/,
+    "must be YYYY-MM-DD, today, yesterday or NdaysAgo",
+  );
+export const dateRangeSchema = z.strictObject({ start: dateToken, end: dateToken }).meta({
+  description: "Inclusive local dates of the query timezone; relative tokens today, yesterday, NdaysAgo",
+});
+
+export const orderSettingsOverrideSchema = z
+  .strictObject({
+    countPendingOrders: z.boolean(),
+    countVoidedOrders: z.boolean(),
+    refundDateAttribution: z.enum(["refund_date", "order_date"]),
+    exclusionFilters: z.array(exclusionFilterSchema),
+  })
+  .partial()
+  .meta({ description: "Overrides of the account's stored order settings for this query" });
+
+export const ATTRIBUTION_MODELS = ["first_click", "last_click", "any_click"] as const;
+export const ATTRIBUTION_WINDOWS = [1, 7, 14, 30, 60, 90, -1] as const;
+export const attributionWindowSchema = z
+  .number()
+  .int()
+  .refine(
+    (w) => (ATTRIBUTION_WINDOWS as readonly number[]).includes(w),
+    "must be one of 1, 7, 14, 30, 60, 90, -1",
+  );
+
+const common = {
+  pixelId: z.string().min(1),
+  timezone: timezoneSchema.optional(),
+  currency: currencySchema.optional(),
+  filters: filterSchema.optional(),
+  orderSettings: orderSettingsOverrideSchema.optional(),
+};
+
+export const generalQuerySchema = z.strictObject({
+  ...common,
+  measures: z.array(z.string()).min(1).max(20),
+  dimensions: z.array(z.string()).max(3).default([]),
+  dateRange: dateRangeSchema,
+  compareDateRange: dateRangeSchema.optional(),
+  granularity: z.enum(GRANULARITIES).default("day"),
+  attributionModel: z.enum(ATTRIBUTION_MODELS).default("last_click"),
+  attributionWindow: attributionWindowSchema.default(30),
+  order: z
+    .strictObject({ measure: z.string(), direction: z.enum(["asc", "desc"]).default("desc") })
+    .optional()
+    .meta({ description: "Order of dimension values; default the first measure, descending" }),
+  limit: z.number().int().min(1).max(1000).default(100),
+  offset: z.number().int().min(0).default(0),
+});
+export type GeneralQuery = z.infer<typeof generalQuerySchema>;
+
+export const attributionQuerySchema = z.strictObject({
+  ...common,
+  dimension: z.string(),
+  dateRange: dateRangeSchema,
+  compareDateRange: dateRangeSchema.optional(),
+  attributionModel: z.enum(ATTRIBUTION_MODELS),
+  attributionWindow: attributionWindowSchema,
+  valueSource: z.enum(["orders", "events"]).default("orders"),
+  eventName: z.string().min(1).optional(),
+  measures: z.array(z.string()).min(1).max(20).optional(),
+  granularity: z.enum(GRANULARITIES).default("none"),
+});
+export type AttributionQuery = z.infer<typeof attributionQuerySchema>;
+
+export const explainQuerySchema = z.object({
+  explain: z
+    .enum(["true", "false"])
+    .optional()
+    .meta({ description: "true: answer the generated SQL and parameters without running them" }),
+});

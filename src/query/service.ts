@@ -1,0 +1,160 @@
+import { createHash } from "node:crypto";
+import type { AccountService } from "../accounts/service.js";
+import type { Logger } from "../log.js";
+import type { KvStore } from "../stores/kv/port.js";
+import type { SqlExecutor } from "../stores/sql/port.js";
+import {
+  WarehouseLimitError,
+  type WarehouseStore,
+  WarehouseUnavailableError,
+} from "../stores/warehouse/port.js";
+import type { DataVersions } from "./data-version.js";
+import { type CostInputs, type StatementRows, shapeResults } from "./evaluate.js";
+import { planAttributionQuery, planGeneralQuery, type QueryEnvironment, type QueryPlan } from "./plan.js";
+import type { RateTable, ReportCostLine } from "./report-costs.js";
+import type { AttributionQuery, GeneralQuery } from "./schemas.js";
+
+export interface RunOptions {
+  /** Answer the plan's SQL and parameters instead of running it. */
+  explain: boolean;
+  /** `Cache-Control: no-cache`: run even when a cached answer exists (and refresh it). */
+  bypassCache: boolean;
+}
+
+export interface QueryAnswer {
+  body: object;
+  cache: "hit" | "miss" | "bypass" | "none";
+}
+
+const CACHE_TTL_MS = 24 * 3600 * 1000;
+
+/**
+ * Runs planned queries: reads what normalization needs (account timezone and order settings), plans
+ * (pure), answers from the cache when the pixel's data version is unchanged, else runs the
+ * statements and shapes the rows. A warehouse that cannot answer gives `{}` (interface §4.2).
+ */
+export class QueryService {
+  constructor(
+    private readonly deps: {
+      sql: SqlExecutor;
+      warehouse: WarehouseStore;
+      kv: KvStore;
+      accounts: AccountService;
+      versions: DataVersions;
+      log: Logger;
+      now?: () => Date;
+    },
+  ) {}
+
+  async general(accountId: string, q: GeneralQuery, opts: RunOptions): Promise<QueryAnswer> {
+    const env = await this.environment(accountId);
+    return this.answer(accountId, q.pixelId, planGeneralQuery(q, env), opts);
+  }
+
+  async attribution(accountId: string, q: AttributionQuery, opts: RunOptions): Promise<QueryAnswer> {
+    const env = await this.environment(accountId);
+    return this.answer(accountId, q.pixelId, planAttributionQuery(q, env), opts);
+  }
+
+  private async environment(accountId: string): Promise<QueryEnvironment> {
+    const { rows } = await this.deps.sql.query<{ timezone: string }>(
+      "SELECT timezone FROM accounts WHERE id = $1",
+      [accountId],
+    );
+    return {
+      accountTimezone: rows[0]?.timezone ?? "UTC",
+      storedOrderSettings: await this.deps.accounts.orderSettings(accountId),
+      now: this.deps.now?.() ?? new Date(),
+    };
+  }
+
+  private async answer(
+    accountId: string,
+    pixelId: string,
+    plan: QueryPlan,
+    opts: RunOptions,
+  ): Promise<QueryAnswer> {
+    if (opts.explain) {
+      return {
+        body: {
+          explain: {
+            statements: plan.statements.map(({ source, period, sql, params }) => ({
+              source,
+              period,
+              sql,
+              params,
+            })),
+          },
+        },
+        cache: "none",
+      };
+    }
+    // The plan is the normalized query (relative dates resolved, settings merged): its hash is the key.
+    const version = await this.deps.versions.current(pixelId);
+    const digest = createHash("sha256").update(JSON.stringify(plan)).digest("base64url");
+    const key = `q:${pixelId}:${version}:${digest}`;
+    if (!opts.bypassCache) {
+      const hit = await this.deps.kv.get(key).catch(() => null);
+      if (hit) return { body: JSON.parse(hit) as object, cache: "hit" };
+    }
+    let body: object;
+    try {
+      const results: StatementRows[] = await Promise.all(
+        plan.statements.map(async (statement) => ({
+          statement,
+          rows: await this.deps.warehouse.query(statement.sql, statement.params as never),
+        })),
+      );
+      const costs = plan.reportCosts ? await this.costInputs(accountId, plan) : null;
+      body = shapeResults(plan, results, costs);
+    } catch (err) {
+      if (err instanceof WarehouseUnavailableError || err instanceof WarehouseLimitError) {
+        this.deps.log.error({ err, pixelId }, "query could not be run");
+        return { body: {}, cache: "none" };
+      }
+      throw err;
+    }
+    await this.deps.kv.set(key, JSON.stringify(body), CACHE_TTL_MS).catch((err: unknown) => {
+      this.deps.log.warn({ err }, "query result not cached");
+    });
+    return { body, cache: opts.bypassCache ? "bypass" : "miss" };
+  }
+
+  private async costInputs(accountId: string, plan: QueryPlan): Promise<CostInputs> {
+    const { rows } = await this.deps.sql.query<{
+      cost_type: "variable" | "fixed";
+      line: ReportCostLine["line"];
+      effective_start: string | null;
+      effective_end: string | null;
+    }>(
+      `SELECT cost_type, line, to_char(effective_start, 'YYYY-MM-DD') AS effective_start,
+              to_char(effective_end, 'YYYY-MM-DD') AS effective_end
+       FROM cost_lines WHERE account_id = $1 AND cost_type IN ('variable', 'fixed') ORDER BY id`,
+      [accountId],
+    );
+    const lines: ReportCostLine[] = rows.map((r) => ({
+      costType: r.cost_type,
+      line: r.line,
+      effectiveStart: r.effective_start,
+      effectiveEnd: r.effective_end,
+    }));
+    const currencies = [
+      ...new Set([plan.currency, ...lines.map((l) => (l.line.currency ?? "USD").toUpperCase())]),
+    ];
+    const last =
+      plan.compare && plan.compare.range.endDate > plan.primary.range.endDate
+        ? plan.compare.range.endDate
+        : plan.primary.range.endDate;
+    const fx = await this.deps.warehouse.query<{ currency: string; date: string; rate: number }>(
+      `SELECT currency, toString(date) AS date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates
+       WHERE currency IN {c:Array(String)} AND date <= {d:Date} GROUP BY currency, date ORDER BY currency, date`,
+      { c: currencies, d: last },
+    );
+    const rates: RateTable = new Map();
+    for (const r of fx) {
+      if (!rates.has(r.currency)) rates.set(r.currency, []);
+      rates.get(r.currency)!.push([r.date, Number(r.rate)]);
+    }
+    return { lines, rates };
+  }
+}

@@ -1,0 +1,111 @@
+import { FIELD_BY_NAME } from "../filters/fields.js";
+import { bucketKeySql } from "../time.js";
+import { countedOrdersCte, fxCtes, fxJoin, hopsCte } from "./common.js";
+import type { EmitContext } from "./context.js";
+import { placeholders } from "./facts.js";
+
+export const NO_TOUCH = "(none)";
+export const NOT_SET = "(not set)";
+
+export interface AttributionSpec {
+  valueSource: "orders" | "events";
+  eventName: string;
+  /** SQL over touch alias `t` / conversion alias `o` (orders) or `e` (events), compiled by the caller. */
+  convWhere: string;
+  touchWhere: string;
+}
+
+/**
+ * Attribution (DESIGN §4): each conversion in the range is joined to the touches of its identity
+ * (both resolved one hop through merges) that happened at or before it and inside the window.
+ * first_click credits the earliest such touch, last_click the latest, any_click every distinct
+ * dimension value touched; a conversion without a touch is credited to `(none)` so totals
+ * reconcile. Dimensions: at most one attribution field (the credited touch's value) and any orders
+ * fields (the conversion's own). Without an attribution dimension, attributed = has a touch.
+ */
+export function emitAttribution(ctx: EmitContext, spec: AttributionSpec): string {
+  const p = placeholders(ctx);
+  const b = ctx.binder;
+  const touchDim = ctx.dimensions.find((d) => d.startsWith("attribution."));
+  const convDims = ctx.dimensions.map((d, i) =>
+    d.startsWith("attribution.") ? "" : `, toString(${FIELD_BY_NAME.get(d)!.column}) AS d${i}`,
+  );
+  const windowDays = ctx.attribution.window;
+  const lookbackStart =
+    windowDays < 0 ? "" : ` AND touch_time > subtractDays(${p.start}, ${b.bind(windowDays, "Int64")})`;
+  const inWindow =
+    `t.cid != '' AND t.touch_time <= c.ts` +
+    (windowDays < 0 ? "" : ` AND t.touch_time > subtractDays(c.ts, ${b.bind(windowDays, "Int64")})`);
+
+  const conv =
+    spec.valueSource === "orders"
+      ? `conv AS (
+  SELECT o.order_id AS conv_id, o.created_at AS ts, if(h.new != '', h.new, o.canonical_id) AS cid,
+    o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k,
+    toFloat64(o.total_price) - ifNull(rf.refunded, 0) AS value${convDims.join("")}
+  FROM co AS o LEFT JOIN hops AS h ON h.old = o.canonical_id
+  LEFT JOIN (SELECT order_id, toFloat64(sum(amount)) AS refunded FROM refunds FINAL WHERE pixel_id = ${p.pixel} GROUP BY order_id) AS rf
+    ON rf.order_id = o.order_id
+  WHERE o.created_at >= ${p.start} AND o.created_at < ${p.end} AND ${spec.convWhere}
+)`
+      : `conv AS (
+  SELECT e.event_id AS conv_id, e.event_time AS ts, if(h.new != '', h.new, e.canonical_id) AS cid,
+    e.currency AS cur, toDate(e.event_time) AS fx_day, toUInt8(1) AS fx_k,
+    if(e.value IS NULL OR e.currency = '', 0., toFloat64(e.value)) AS value${convDims.join("")}
+  FROM (SELECT * FROM events WHERE pixel_id = ${p.pixel} AND name = ${b.bind(spec.eventName, "String")}
+    AND event_time >= ${p.start} AND event_time < ${p.end}) AS e
+  LEFT JOIN hops AS h ON h.old = e.canonical_id
+  WHERE ${spec.convWhere}
+)`;
+  const tdimExpr = touchDim ? `toString(${FIELD_BY_NAME.get(touchDim)!.column})` : "''";
+  const touches = `tp AS (
+  SELECT if(h.new != '', h.new, t.canonical_id) AS cid, t.touch_time AS touch_time, ${tdimExpr} AS tdim
+  FROM (SELECT * FROM touchpoints WHERE pixel_id = ${p.pixel} AND touch_time < ${p.end}${lookbackStart}) AS t
+  LEFT JOIN hops AS h ON h.old = t.canonical_id
+  WHERE ${spec.touchWhere}
+)`;
+  const carried = ctx.dimensions
+    .map((d, i) => (d.startsWith("attribution.") ? "" : `, any(c.d${i}) AS d${i}`))
+    .join("");
+  const credited = `credited AS (
+  SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, any(c.fx_k) AS fx_k,
+    any(c.value) AS value${carried}, countIf(${inWindow}) AS touches,
+    argMinIf(t.tdim, t.touch_time, ${inWindow}) AS first_dim, argMaxIf(t.tdim, t.touch_time, ${inWindow}) AS last_dim,
+    groupUniqArrayIf(t.tdim, ${inWindow}) AS any_dims
+  FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
+  GROUP BY c.conv_id
+)`;
+  const label = (x: string) => `if(${x} = '', '${NOT_SET}', ${x})`;
+  const credit =
+    ctx.attribution.model === "any_click"
+      ? `if(touches = 0, ['${NO_TOUCH}'], arrayMap(x -> ${label("x")}, any_dims))`
+      : `[if(touches = 0, '${NO_TOUCH}', ${label(ctx.attribution.model === "first_click" ? "first_dim" : "last_dim")})]`;
+  const fx = fxJoin("r", p.target);
+  const dimSelect = ctx.dimensions.map((d, i) =>
+    d.startsWith("attribution.") ? `r.credit AS d${i}` : `r.d${i} AS d${i}`,
+  );
+  const dimKeys = ctx.dimensions.map((_, i) => `d${i}`);
+  const attributed = touchDim ? "1" : "r.touches > 0";
+  const select = [
+    `${bucketKeySql("r.ts", ctx.granularity, p.tz)} AS bucket`,
+    ...dimSelect,
+    `toFloat64(countIf(${attributed})) AS attr_orders`,
+    `sumIf(r.value * ${fx.factor}, ${attributed}) AS attr_revenue`,
+    `toFloat64(count()) AS conversions`,
+    `${fx.missing} AS fx_missing`,
+    "grouping(bucket) AS is_total",
+  ];
+  const ctes = [
+    fxCtes(p.target),
+    countedOrdersCte(p.pixel, ctx.orderSettings, b, ctx.timezone, ctx.needsCustomerNumbering),
+    hopsCte(p.pixel),
+    conv,
+    touches,
+    credited,
+  ];
+  return `WITH ${ctes.join(",\n")}
+SELECT ${select.join(",\n  ")}
+FROM (SELECT *, arrayJoin(${touchDim ? credit : "['']"}) AS credit FROM credited) AS r
+${fx.joins}
+GROUP BY GROUPING SETS ((${["bucket", ...dimKeys].join(", ")}), (${dimKeys.join(", ")}))`;
+}

@@ -1,0 +1,95 @@
+import type { OrderSettings } from "../../accounts/schemas.js";
+import { BadRequestError } from "../../errors.js";
+import type { Binder } from "../binder.js";
+import { compileFilter } from "../filters/compile.js";
+import type { Filter } from "../filters/schema.js";
+
+/**
+ * Which orders count (DESIGN §4 order settings): pending and voided only when the settings say so,
+ * and no order an enabled exclusion filter matches. Exclusion conditions use the orders filter
+ * fields (`orders.source_name` or just `source_name`); conditions of a group combine with the group's
+ * `logic` (`and` | `or`), and a filter excludes an order when any of its groups matches.
+ */
+export function countedPredicate(settings: OrderSettings, b: Binder, timezone: string): string {
+  const parts: string[] = [];
+  if (!settings.countPendingOrders) parts.push("o.financial_status != 'pending'");
+  if (!settings.countVoidedOrders) parts.push("o.financial_status != 'voided'");
+  settings.exclusionFilters.forEach((ef, i) => {
+    if (!ef.enabled) return;
+    const groups: Filter[] = ef.conditionGroups.map((g, gi) => {
+      const logic = g.logic.toLowerCase();
+      if (logic !== "and" && logic !== "or")
+        throw new BadRequestError(
+          `orderSettings.exclusionFilters[${i}].conditionGroups[${gi}].logic must be "and" or "or"`,
+        );
+      const conditions: Filter[] = g.conditions.map((c) => ({
+        field: c.field.includes(".") ? c.field : `orders.${c.field}`,
+        op: c.operator as never,
+        value: c.value,
+      }));
+      return logic === "and" ? { and: conditions } : { or: conditions };
+    });
+    if (groups.length === 0) return;
+    const sql = compileFilter(
+      { or: groups },
+      { binder: b, families: ["orders"], timezone, path: ["orderSettings", "exclusionFilters", i] },
+    );
+    parts.push(`NOT ${sql}`);
+  });
+  return parts.length ? parts.join(" AND ") : "1";
+}
+
+/**
+ * `co`: the pixel's counted orders (latest version each), with the customer key and, when asked,
+ * each order's number among its customer's counted orders (all time, so "new" means first ever).
+ */
+export function countedOrdersCte(
+  pixel: string,
+  settings: OrderSettings,
+  b: Binder,
+  timezone: string,
+  numbering: boolean,
+): string {
+  const key =
+    "if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id)))";
+  const numberCols = numbering
+    ? `, row_number() OVER (PARTITION BY customer_key ORDER BY o.created_at, o.order_id) AS customer_order_number,
+       customer_order_number > 1 AS is_returning`
+    : ", toUInt64(0) AS customer_order_number, false AS is_returning";
+  return `co AS (
+  SELECT o.*, ${key} AS customer_key${numberCols}
+  FROM (SELECT * FROM orders FINAL WHERE pixel_id = ${pixel}) AS o
+  WHERE ${countedPredicate(settings, b, timezone)}
+)`;
+}
+
+/** Identity merges: an old canonical id → its survivor (always one hop; merges re-point every alias). */
+export function hopsCte(pixel: string): string {
+  return `hops AS (
+  SELECT alias_value AS old, argMax(canonical_id, version) AS new FROM identity_links
+  WHERE pixel_id = ${pixel} AND alias_type = 'canonical' GROUP BY alias_value
+)`;
+}
+
+/** Daily rates (units per USD), latest version of each day. */
+export function fxCtes(target: string): string {
+  return `fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = ${target})`;
+}
+
+/**
+ * Conversion of a fact row to the target currency at the rate of its own UTC day, falling back to
+ * the latest earlier rate (ASOF). The row subquery aliased `alias` must expose `cur`, `fx_day` and
+ * `fx_k` (constant 1). `missing` names the first currency and day without a rate, '' when none.
+ */
+export function fxJoin(alias: string, target: string): { joins: string; factor: string; missing: string } {
+  const joins = `ASOF LEFT JOIN fx AS fs ON fs.currency = ${alias}.cur AND fs.date <= ${alias}.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = ${alias}.fx_k AND ft.date <= ${alias}.fx_day`;
+  const same = `${alias}.cur = ${target}`;
+  const src = `if(${alias}.cur = 'USD', 1., fs.rate)`;
+  const tgt = `if(${target} = 'USD', 1., ft.rate)`;
+  const factor = `if(${same}, 1., ${tgt} / ${src})`;
+  const missingCur = `multiIf(${same}, '', ${alias}.cur != 'USD' AND fs.rate = 0, ${alias}.cur, ${target} != 'USD' AND ft.rate = 0, ${target}, '')`;
+  const missing = `minIf(concat(toString(${alias}.fx_day), ' ', ${missingCur}), ${missingCur} != '')`;
+  return { joins, factor, missing };
+}

@@ -1,0 +1,147 @@
+import { addDays, addMonths, addYears, format, parseISO } from "date-fns";
+import { formatInTimeZone, fromZonedTime } from "date-fns-tz";
+import { BadRequestError } from "../errors.js";
+
+export const GRANULARITIES = ["none", "hour", "day", "week", "month", "quarter", "year"] as const;
+export type Granularity = (typeof GRANULARITIES)[number];
+
+/** A date range resolved to instants: [start, end) in UTC, from local midnights of the timezone. */
+export interface Instants {
+  /** Inclusive local dates as given (relative tokens resolved). */
+  startDate: string;
+  endDate: string;
+  start: Date;
+  end: Date;
+}
+
+/** One row slot of a time series: `key` matches the bucket key the SQL emits. */
+export interface Bucket {
+  key: number;
+  dt: string;
+  start: string;
+  end: string;
+}
+
+const RELATIVE = /^(\d{1,4})daysAgo$/;
+
+/**
+ * A date of a request: `YYYY-MM-DD`, `today`, `yesterday` or `NdaysAgo` (GA4's spelling), resolved in
+ * the query timezone at `now`.
+ */
+export function resolveDate(token: string, tz: string, now: Date, field: string): string {
+  const today = formatInTimeZone(now, tz, "yyyy-MM-dd");
+  if (token === "today") return today;
+  if (token === "yesterday") return shiftDate(today, -1);
+  const rel = RELATIVE.exec(token);
+  if (rel) return shiftDate(today, -Number(rel[1]));
+  if (/^\d{4}-\d{2}-\d{2}$/.test(token) && format(parseISO(token), "yyyy-MM-dd") === token) return token;
+  throw new BadRequestError(`${field} must be YYYY-MM-DD, today, yesterday or NdaysAgo (got "${token}")`);
+}
+
+export function shiftDate(date: string, days: number): string {
+  return format(addDays(parseISO(date), days), "yyyy-MM-dd");
+}
+
+export function localMidnight(date: string, tz: string): Date {
+  return fromZonedTime(`${date}T00:00:00`, tz);
+}
+
+export function resolveRange(
+  range: { start: string; end: string },
+  tz: string,
+  now: Date,
+  field: string,
+): Instants {
+  const startDate = resolveDate(range.start, tz, now, `${field}.start`);
+  const endDate = resolveDate(range.end, tz, now, `${field}.end`);
+  if (endDate < startDate) throw new BadRequestError(`${field}.end must not be before ${field}.start`);
+  return {
+    startDate,
+    endDate,
+    start: localMidnight(startDate, tz),
+    end: localMidnight(shiftDate(endDate, 1), tz),
+  };
+}
+
+const iso = (d: Date, tz: string) => formatInTimeZone(d, tz, "yyyy-MM-dd'T'HH:mm:ssXXX");
+
+/** The local calendar start of the bucket holding `date` (a local date), and the next one. */
+function calendarStep(
+  date: string,
+  g: Exclude<Granularity, "none" | "hour">,
+): { first: string; next: (d: string) => string } {
+  const d = parseISO(date);
+  if (g === "day") return { first: date, next: (x) => shiftDate(x, 1) };
+  if (g === "week") {
+    const monday = addDays(d, -((d.getDay() + 6) % 7));
+    return { first: format(monday, "yyyy-MM-dd"), next: (x) => shiftDate(x, 7) };
+  }
+  const months = g === "month" ? 1 : g === "quarter" ? 3 : 12;
+  const monthIndex = g === "year" ? 0 : Math.floor(d.getMonth() / months) * months;
+  const first = format(new Date(d.getFullYear(), monthIndex, 1), "yyyy-MM-dd");
+  const next = (x: string) =>
+    format(g === "year" ? addYears(parseISO(x), 1) : addMonths(parseISO(x), months), "yyyy-MM-dd");
+  return { first, next };
+}
+
+const MAX_BUCKETS = 10_000;
+
+/**
+ * Every bucket of the range, empty ones included. `start`/`end` are the instants a row covers, clipped
+ * to the range; `dt` names the bucket by its local calendar start (weeks start on Monday). Days are
+ * 23 or 25 hours long across DST changes because they run from local midnight to local midnight.
+ */
+export function buckets(range: Instants, g: Granularity, tz: string): Bucket[] {
+  const clip = (s: Date, e: Date) => ({
+    start: iso(s < range.start ? range.start : s, tz),
+    end: iso(e > range.end ? range.end : e, tz),
+  });
+  if (g === "none") return [{ key: 0, dt: range.startDate, ...clip(range.start, range.end) }];
+  const out: Bucket[] = [];
+  if (g === "hour") {
+    // Whole hours of absolute time from the local start of the range's first hour.
+    for (let t = range.start.getTime(); t < range.end.getTime(); t += 3_600_000) {
+      const s = new Date(t);
+      out.push({
+        key: t / 1000,
+        dt: formatInTimeZone(s, tz, "yyyy-MM-dd HH:mm"),
+        ...clip(s, new Date(t + 3_600_000)),
+      });
+      if (out.length > MAX_BUCKETS) throw tooMany();
+    }
+    return out;
+  }
+  const { first, next } = calendarStep(range.startDate, g);
+  for (let d = first; localMidnight(d, tz) < range.end; d = next(d)) {
+    const s = localMidnight(d, tz);
+    out.push({ key: s.getTime() / 1000, dt: d, ...clip(s, localMidnight(next(d), tz)) });
+    if (out.length > MAX_BUCKETS) throw tooMany();
+  }
+  return out;
+}
+
+const tooMany = () =>
+  new BadRequestError(`granularity makes more than ${MAX_BUCKETS} buckets for dateRange; use a coarser one`);
+
+/**
+ * SQL for the bucket key of an instant column: epoch seconds of its bucket's local start, so it
+ * matches `Bucket.key`. `tz` is a bound placeholder (ClickHouse substitutes it as a constant).
+ */
+export function bucketKeySql(column: string, g: Granularity, tz: string): string {
+  switch (g) {
+    case "none":
+      return "toUInt32(0)";
+    case "hour":
+      return `toUnixTimestamp(toStartOfHour(${column}, ${tz}))`;
+    case "day":
+      return `toUnixTimestamp(toStartOfDay(${column}, ${tz}))`;
+    case "week":
+      return `toUnixTimestamp(toDateTime(toMonday(${column}, ${tz}), ${tz}))`;
+    case "month":
+      return `toUnixTimestamp(toDateTime(toStartOfMonth(${column}, ${tz}), ${tz}))`;
+    case "quarter":
+      return `toUnixTimestamp(toDateTime(toStartOfQuarter(${column}, ${tz}), ${tz}))`;
+    case "year":
+      return `toUnixTimestamp(toDateTime(toStartOfYear(${column}, ${tz}), ${tz}))`;
+  }
+}
