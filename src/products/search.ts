@@ -70,7 +70,7 @@ async function loadItems(
   }>(
     `SELECT product_id, variant_id, sku, title, handling_fee::text AS handling_fee,
        ($3::text IS NULL OR title ILIKE $3 OR sku ILIKE $3) AS hit
-     FROM variants WHERE pixel_id = $1 AND product_id = ANY($2::text[]) ORDER BY product_id, created_at, variant_id`,
+     FROM variants WHERE pixel_id = $1 AND product_id = ANY($2::text[]) ORDER BY product_id, variant_id`,
     [pixelId, ids, pattern],
   );
   const { rows: lines } = await sql.query<CogLineRow & { product_id: string; variant_id: string }>(
