@@ -47,10 +47,17 @@ function collect(plan: QueryPlan, results: StatementRows[], period: "primary" | 
         series = { values, buckets: new Map(), total: {} };
         out.set(key, series);
       }
-      const target = Number(r.is_total) === 1 ? series.total : bucketOf(series, Number(r.bucket));
+      // is_total: 0 a bucket row, 1 the range total, 2 both (granularity none).
+      const kind = Number(r.is_total);
+      const targets =
+        kind === 1
+          ? [series.total]
+          : kind === 2
+            ? [series.total, bucketOf(series, 0)]
+            : [bucketOf(series, Number(r.bucket))];
       for (const [k, v] of Object.entries(r)) {
         if (RESERVED.has(k) || /^d\d$/.test(k)) continue;
-        target[k] = (target[k] ?? 0) + Number(v ?? 0);
+        for (const target of targets) target[k] = (target[k] ?? 0) + Number(v ?? 0);
       }
     }
   }

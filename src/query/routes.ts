@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { assertPixelMatches } from "../http/mount.js";
 import { route } from "../http/route.js";
+import { channelQuerySchema } from "./channel.js";
+import { cohortQuerySchema } from "./cohorts.js";
 import { FAMILIES, FIELDS, OPERATORS_BY_TYPE } from "./filters/fields.js";
 import { MEASURES } from "./measures.js";
 import { attributionQuerySchema, explainQuerySchema, generalQuerySchema } from "./schemas.js";
@@ -93,6 +95,45 @@ export function queryRoutes(queries: QueryService) {
       handler: async ({ body, query, principal, req, res }) => {
         assertPixelMatches(body.pixelId, principal);
         const answer = await queries.attribution(principal.accountId, body, {
+          explain: query.explain === "true",
+          bypassCache: noCache(req.get("cache-control")),
+        });
+        return send(answer, res);
+      },
+    }),
+    route({
+      method: "post",
+      path: "/db-mgmt/api/query-channel-details",
+      auth: "analytics:read",
+      tag: "Analytics",
+      summary: "Ad accounts, campaigns, ad sets or ads, with measures over a date range",
+      description: `Budget fields of basicDetails stay in the platform's currency; only measures convert. ${EXPLAIN_DOC}`,
+      body: channelQuerySchema,
+      query: explainQuerySchema,
+      rateLimit: "query",
+      handler: async ({ body, query, principal, req, res }) => {
+        assertPixelMatches(body.pixelId, principal);
+        const answer = await queries.channelDetails(principal.accountId, body, {
+          explain: query.explain === "true",
+          bypassCache: noCache(req.get("cache-control")),
+        });
+        return send(answer, res);
+      },
+    }),
+    route({
+      method: "post",
+      path: "/db-mgmt/api/query-cohort-analysis",
+      auth: "analytics:read",
+      tag: "Analytics",
+      summary:
+        "Customer cohorts by first counted order: retention, orders, revenue and cumulative LTV per period",
+      description: EXPLAIN_DOC,
+      body: cohortQuerySchema,
+      query: explainQuerySchema,
+      rateLimit: "query",
+      handler: async ({ body, query, principal, req, res }) => {
+        assertPixelMatches(body.pixelId, principal);
+        const answer = await queries.cohorts(principal.accountId, body, {
           explain: query.explain === "true",
           bypassCache: noCache(req.get("cache-control")),
         });

@@ -8,6 +8,8 @@ import {
   type WarehouseStore,
   WarehouseUnavailableError,
 } from "../stores/warehouse/port.js";
+import { type ChannelQuery, entityStatement, planChannelMeasures, validateChannelQuery } from "./channel.js";
+import { type CohortQuery, planCohorts, shapeCohorts } from "./cohorts.js";
 import type { DataVersions } from "./data-version.js";
 import { type CostInputs, type StatementRows, shapeResults } from "./evaluate.js";
 import { planAttributionQuery, planGeneralQuery, type QueryEnvironment, type QueryPlan } from "./plan.js";
@@ -90,8 +92,107 @@ export class QueryService {
       };
     }
     // The plan is the normalized query (relative dates resolved, settings merged): its hash is the key.
+    return this.cached(pixelId, plan, opts, async () => {
+      const costs = plan.reportCosts ? await this.costInputs(accountId, plan) : null;
+      return shapeResults(plan, await this.run(plan), costs);
+    });
+  }
+
+  /** Channel details (interface §4.2): a page of ad entities, with measures over the range when asked. */
+  async channelDetails(accountId: string, q: ChannelQuery, opts: RunOptions): Promise<QueryAnswer> {
+    validateChannelQuery(q);
+    const env = await this.environment(accountId);
+    const timezone = q.timezone ?? env.accountTimezone;
+    const entities = entityStatement(q, timezone);
+    if (opts.explain) {
+      const measures = q.measures ? planChannelMeasures(q, env, []).statements : [];
+      return {
+        body: {
+          explain: { statements: [{ source: "ad_entities", period: "primary", ...entities }, ...measures] },
+        },
+        cache: "none",
+      };
+    }
+    const normalized = {
+      channel: q,
+      timezone,
+      settings: env.storedOrderSettings,
+      day: env.now.toISOString().slice(0, 10),
+    };
+    return this.cached(q.pixelId, normalized, opts, async () => {
+      const rows = await this.deps.warehouse.query<Record<string, unknown>>(
+        entities.sql,
+        entities.params as never,
+      );
+      const total = Number(rows[0]?.total ?? 0);
+      const byId = new Map<string, { data: unknown; measureDetails: unknown }>();
+      if (q.measures && rows.length) {
+        const plan = planChannelMeasures(
+          q,
+          env,
+          rows.map((r) => String(r.id)),
+        );
+        for (const r of shapeResults(plan, await this.run(plan), null).results) {
+          byId.set(String(r.dimensionValue), { data: r.data, measureDetails: r.measureDetails });
+        }
+        const empty = shapeResults({ ...plan, dimensions: [], statements: [] }, [], null).results[0]!;
+        for (const r of rows) {
+          if (!byId.has(String(r.id)))
+            byId.set(String(r.id), { data: empty.data, measureDetails: empty.measureDetails });
+        }
+      }
+      return {
+        results: rows.map((r) => ({
+          basicDetails: basicDetails(r),
+          ...(q.measures ? byId.get(String(r.id)) : { data: { primary: [], compare: [] } }),
+        })),
+        pagination: { limit: q.limit, offset: q.offset, total, hasMore: q.offset + rows.length < total },
+      };
+    });
+  }
+
+  /** Cohort analysis (DESIGN §4). */
+  async cohorts(accountId: string, q: CohortQuery, opts: RunOptions): Promise<QueryAnswer> {
+    const env = await this.environment(accountId);
+    const plan = planCohorts(q, env);
+    if (opts.explain) {
+      return {
+        body: {
+          explain: {
+            statements: [{ source: "orders", period: "primary", sql: plan.sql, params: plan.params }],
+          },
+        },
+        cache: "none",
+      };
+    }
+    const { now: _now, ...stable } = plan;
+    // Which periods a cohort has reached depends on today: the key carries the date.
+    return this.cached(q.pixelId, { cohorts: stable, day: plan.now.slice(0, 10) }, opts, async () =>
+      shapeCohorts(plan, await this.deps.warehouse.query(plan.sql, plan.params as never)),
+    );
+  }
+
+  private async run(plan: QueryPlan): Promise<StatementRows[]> {
+    return Promise.all(
+      plan.statements.map(async (statement) => ({
+        statement,
+        rows: await this.deps.warehouse.query<Record<string, unknown>>(
+          statement.sql,
+          statement.params as never,
+        ),
+      })),
+    );
+  }
+
+  /** The cache around a computation: key = pixel + data version + hash of the normalized query. */
+  private async cached(
+    pixelId: string,
+    normalized: unknown,
+    opts: RunOptions,
+    compute: () => Promise<object>,
+  ): Promise<QueryAnswer> {
     const version = await this.deps.versions.current(pixelId);
-    const digest = createHash("sha256").update(JSON.stringify(plan)).digest("base64url");
+    const digest = createHash("sha256").update(JSON.stringify(normalized)).digest("base64url");
     const key = `q:${pixelId}:${version}:${digest}`;
     if (!opts.bypassCache) {
       const hit = await this.deps.kv.get(key).catch(() => null);
@@ -99,14 +200,7 @@ export class QueryService {
     }
     let body: object;
     try {
-      const results: StatementRows[] = await Promise.all(
-        plan.statements.map(async (statement) => ({
-          statement,
-          rows: await this.deps.warehouse.query(statement.sql, statement.params as never),
-        })),
-      );
-      const costs = plan.reportCosts ? await this.costInputs(accountId, plan) : null;
-      body = shapeResults(plan, results, costs);
+      body = await compute();
     } catch (err) {
       if (err instanceof WarehouseUnavailableError || err instanceof WarehouseLimitError) {
         this.deps.log.error({ err, pixelId }, "query could not be run");
@@ -157,4 +251,25 @@ export class QueryService {
     }
     return { lines, rates };
   }
+}
+
+function basicDetails(r: Record<string, unknown>) {
+  const num = (v: unknown) => (v === null || v === undefined || v === "" || v === "\\N" ? null : Number(v));
+  const iso = (v: unknown) => (typeof v === "string" ? `${v.replace(" ", "T")}Z` : null);
+  return {
+    id: String(r.id),
+    resourceName: String(r.name),
+    resourceSource: String(r.platform),
+    level: String(r.level),
+    status: String(r.status),
+    accountId: String(r.account_id),
+    campaignId: String(r.campaign_id),
+    adsetId: String(r.adset_id),
+    currency: String(r.currency),
+    dailyBudget: num(r.daily_budget),
+    budgetRemaining: num(r.budget_remaining),
+    amountSpent: num(r.amount_spent),
+    sourceCreatedAt: iso(r.source_created_at),
+    sourceUpdatedAt: iso(r.source_updated_at),
+  };
 }

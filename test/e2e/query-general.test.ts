@@ -154,3 +154,140 @@ describe("general query", () => {
     });
   });
 });
+
+describe("channel details and cohorts", () => {
+  beforeAll(async () => {
+    const ent = (level: string, id: string, name: string, extra: Json = {}) => ({
+      platform: "facebook",
+      level,
+      id,
+      accountId: "acc1",
+      name,
+      status: "ACTIVE",
+      currency: "EUR",
+      sourceCreatedAt: "2026-01-01T00:00:00Z",
+      sourceUpdatedAt: `2026-02-0${name.length % 9}T00:00:00Z`,
+      ...extra,
+    });
+    await app.services.sync.upsert("ad-entities", px.pixelId, [
+      ent("account", "acc1", "Main account"),
+      ent("campaign", "camp1", "Spring", {
+        campaignId: "camp1",
+        dailyBudget: 50,
+        sourceUpdatedAt: "2026-02-02T00:00:00Z",
+      }),
+      ent("campaign", "camp2", "Summer", {
+        campaignId: "camp2",
+        dailyBudget: 20,
+        sourceUpdatedAt: "2026-02-01T00:00:00Z",
+      }),
+    ]);
+    const metric = (entityId: string, date: string, spend: number, clicks: number, impressions: number) => ({
+      platform: "facebook",
+      level: "campaign",
+      entityId,
+      accountId: "acc1",
+      campaignId: entityId,
+      date,
+      currency: "EUR",
+      spend,
+      clicks,
+      impressions,
+    });
+    await app.services.sync.upsert("ad-metrics", px.pixelId, [
+      metric("camp1", "2026-03-01", 9, 5, 100), // 9 / 0.9 = 10 USD
+      metric("camp1", "2026-03-03", 16, 5, 300), // 16 / 0.8 = 20 USD
+      metric("camp2", "2026-03-01", 6.75, 0, 0), // 7.50 USD
+    ]);
+  });
+
+  it("lists campaigns with converted measures; budgets stay in the platform currency", async () => {
+    const res = await query(
+      {
+        level: "campaign",
+        measures: ["ads.spend", "ads.clicks", "ads.ctr"],
+        dateRange: { start: "2026-03-01", end: "2026-03-03" },
+        timezone: "UTC",
+        sortBy: "sourceUpdatedAt",
+        sortDirection: "desc",
+      },
+      {},
+      "/db-mgmt/api/query-channel-details",
+    );
+    expect(res.status, res.text).toBe(200);
+    const body = res.body as { results: Json[]; pagination: Json };
+    expect(body.pagination).toEqual({ limit: 50, offset: 0, total: 2, hasMore: false });
+    const [first, second] = body.results as { basicDetails: Json; data: { primary: Json[] } }[];
+    expect(first!.basicDetails).toMatchObject({
+      id: "camp1",
+      resourceName: "Spring",
+      currency: "EUR",
+      dailyBudget: 50,
+    });
+    expect(first!.data.primary).toEqual([
+      {
+        dt: "2026-03-01",
+        start: "2026-03-01T00:00:00Z",
+        end: "2026-03-04T00:00:00Z",
+        "ads.spend": 30,
+        "ads.clicks": 10,
+        "ads.ctr": 2.5,
+      },
+    ]);
+    expect(second!.basicDetails).toMatchObject({ id: "camp2", dailyBudget: 20 });
+    expect(second!.data.primary[0]).toMatchObject({ "ads.spend": 7.5, "ads.clicks": 0, "ads.ctr": null });
+  });
+
+  it("compare without measures is refused", async () => {
+    const res = await query(
+      { compareDateRange: { start: "2026-03-01", end: "2026-03-02" } },
+      {},
+      "/db-mgmt/api/query-channel-details",
+    );
+    expect(res.status).toBe(400);
+    expect(res.text).toContain("compareDateRange");
+  });
+
+  it("monthly cohorts: size, retention, orders, revenue and cumulative LTV", async () => {
+    const res = await query(
+      {
+        dateRange: { start: "2026-03-01", end: "2026-03-31" },
+        cohortGranularity: "month",
+        periods: 2,
+        timezone: "UTC",
+      },
+      {},
+      "/db-mgmt/api/query-cohort-analysis",
+    );
+    expect(res.status, res.text).toBe(200);
+    const body = res.body as { cohorts: Json[]; average: { periods: Json[] } };
+    // Counted with stored settings: o1, o2, o3, o6 (c1, c2, c1, c5) → 3 customers, 330 USD.
+    expect(body.cohorts).toEqual([
+      {
+        cohort: "2026-03-01",
+        start: "2026-03-01T00:00:00Z",
+        end: "2026-04-01T00:00:00Z",
+        size: 3,
+        periods: [
+          {
+            period: 0,
+            "customers.retained": 3,
+            "customers.retention_rate": 100,
+            "orders.count": 4,
+            "orders.total_revenue": 330,
+            "customers.ltv": 110,
+          },
+          {
+            period: 1,
+            "customers.retained": 0,
+            "customers.retention_rate": 0,
+            "orders.count": 0,
+            "orders.total_revenue": 0,
+            "customers.ltv": 110,
+          },
+        ],
+      },
+    ]);
+    expect(body.average.periods).toHaveLength(2);
+  });
+});

@@ -1,6 +1,6 @@
 import { FIELD_BY_NAME } from "../filters/fields.js";
 import { bucketKeySql } from "../time.js";
-import { countedOrdersCte, fxCtes, fxJoin, hopsCte } from "./common.js";
+import { countedOrdersCte, fxCtes, fxJoin, groupBy, hopsCte, totalsColumn } from "./common.js";
 import type { EmitContext } from "./context.js";
 import { placeholders } from "./facts.js";
 
@@ -93,7 +93,7 @@ export function emitAttribution(ctx: EmitContext, spec: AttributionSpec): string
     `sumIf(r.value * ${fx.factor}, ${attributed}) AS attr_revenue`,
     `toFloat64(count()) AS conversions`,
     `${fx.missing} AS fx_missing`,
-    "grouping(bucket) AS is_total",
+    ...totalsColumn(ctx.granularity),
   ];
   const ctes = [
     fxCtes(p.target),
@@ -107,5 +107,5 @@ export function emitAttribution(ctx: EmitContext, spec: AttributionSpec): string
 SELECT ${select.join(",\n  ")}
 FROM (SELECT *, arrayJoin(${touchDim ? credit : "['']"}) AS credit FROM credited) AS r
 ${fx.joins}
-GROUP BY GROUPING SETS ((${["bucket", ...dimKeys].join(", ")}), (${dimKeys.join(", ")}))`;
+${groupBy(ctx.granularity, dimKeys)}`;
 }

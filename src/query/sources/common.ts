@@ -93,3 +93,17 @@ ASOF LEFT JOIN fx_target AS ft ON ft.k = ${alias}.fx_k AND ft.date <= ${alias}.f
   const missing = `minIf(concat(toString(${alias}.fx_day), ' ', ${missingCur}), ${missingCur} != '')`;
   return { joins, factor, missing };
 }
+
+/**
+ * Per bucket (and dimension values) plus the totals over the range in one pass: GROUPING SETS with
+ * `is_total` marking the total rows. With granularity none the one bucket is the total (a constant
+ * key cannot be grouped on), so rows are grouped by the dimensions only and count as both.
+ */
+export function groupBy(granularity: string, dimKeys: readonly string[]): string {
+  if (granularity === "none") return dimKeys.length ? `GROUP BY ${dimKeys.join(", ")}` : "";
+  return `GROUP BY GROUPING SETS ((${["bucket", ...dimKeys].join(", ")}), (${dimKeys.join(", ")}))`;
+}
+
+export function totalsColumn(granularity: string): string[] {
+  return [granularity === "none" ? "toUInt8(2) AS is_total" : "grouping(bucket) AS is_total"];
+}

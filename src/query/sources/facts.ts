@@ -2,7 +2,7 @@ import type { Binder } from "../binder.js";
 import { FIELD_BY_NAME } from "../filters/fields.js";
 import type { SourceName } from "../measures.js";
 import { bucketKeySql } from "../time.js";
-import { countedOrdersCte, fxCtes, fxJoin, hopsCte } from "./common.js";
+import { countedOrdersCte, fxCtes, fxJoin, groupBy, hopsCte, totalsColumn } from "./common.js";
 import type { EmitContext } from "./context.js";
 
 /**
@@ -181,13 +181,13 @@ export function emitFactSource(
     ...dims,
     ...bases.map((name) => `${fact.bases[name]!(money)} AS ${name}`),
     `${fx.missing} AS fx_missing`,
-    "grouping(bucket) AS is_total",
+    ...totalsColumn(ctx.granularity),
   ];
   return `WITH ${ctes.join(",\n")}
 SELECT ${select.join(",\n  ")}
 FROM (${fact.rows(ctx, p, dimensionColumns(ctx.dimensions), where)}) AS r
 ${fx.joins}
-GROUP BY GROUPING SETS ((${["bucket", ...dimKeys].join(", ")}), (${dimKeys.join(", ")}))`;
+${groupBy(ctx.granularity, dimKeys)}`;
 }
 
 export function factBases(source: FactSourceName): string[] {
