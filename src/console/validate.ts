@@ -108,6 +108,12 @@ export async function validateSql(
   const tokens = lex(canonical);
   checkLeadingKeyword(tokens);
   checkTopLevelClauses(tokens);
+  for (let i = 0; i + 2 < tokens.length; i++) {
+    const [open, name, colon] = [tokens[i]!, tokens[i + 1]!, tokens[i + 2]!];
+    // `{name:Type}`: the engine would substitute whatever its session holds under that name.
+    if (open.value === "{" && open.kind === "punct" && name.kind !== "string" && colon.value === ":")
+      throw new SqlRefusedError("query parameters ({name:Type}) are not supported");
+  }
   for (const t of tokens) {
     // EXPLAIN AST prints names raw: a control character in one could forge tree lines.
     if (t.kind === "quoted" && hasControlCharacter(t.value))

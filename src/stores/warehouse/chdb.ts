@@ -26,6 +26,8 @@ export class ChdbWarehouse implements WarehouseStore {
     private readonly session: Session,
     readonly database: string,
     private readonly dir: string,
+    /** A reader's session serves one caller at a time (see `run`). */
+    private readonly exclusive = false,
   ) {}
 
   static async open(dir: string, database: string): Promise<ChdbWarehouse> {
@@ -33,14 +35,19 @@ export class ChdbWarehouse implements WarehouseStore {
     return ChdbWarehouse.connect(dir, database, true);
   }
 
-  private static async connect(dir: string, database: string, create: boolean): Promise<ChdbWarehouse> {
+  private static async connect(
+    dir: string,
+    database: string,
+    create: boolean,
+    exclusive = false,
+  ): Promise<ChdbWarehouse> {
     let session: Session;
     try {
       session = new Session(dir);
     } catch (err) {
       throw mapError(err);
     }
-    const store = new ChdbWarehouse(session, database, dir);
+    const store = new ChdbWarehouse(session, database, dir, exclusive);
     try {
       if (create) await store.command(`CREATE DATABASE IF NOT EXISTS ${database}`);
       await store.command(`USE ${database}`);
@@ -90,7 +97,7 @@ export class ChdbWarehouse implements WarehouseStore {
     const database = options.database ?? this.database;
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(database))
       throw new WarehouseParameterError(`bad database name "${database}"`);
-    const reader = await ChdbWarehouse.connect(this.dir, database, false);
+    const reader = await ChdbWarehouse.connect(this.dir, database, false, true);
     this.readers.add(reader);
     return reader;
   }
@@ -142,14 +149,48 @@ export class ChdbWarehouse implements WarehouseStore {
     const text = sql.trimEnd().replace(/;$/, "") + settingsClause(options?.settings);
     const opts = { format, ...(options?.signal ? { signal: options.signal } : {}) };
     try {
-      return Object.keys(wire).length === 0
-        ? await this.session.queryAsync(text, opts)
-        : await this.session.queryBindAsync(text, wire, opts);
+      if (Object.keys(wire).length === 0) return await this.session.queryAsync(text, opts);
+      const scalars = this.exclusive ? sessionParams(wire) : undefined;
+      if (!scalars) return await this.session.queryBindAsync(text, wire, opts);
+      // chdb runs every queryBindAsync of the process in one queue, so a long bound read (a console
+      // query may run for its whole time limit) would hold up every other bound query. A reader's
+      // session has one caller at a time, so its values become the session's query parameters
+      // (what `--param_x` does for clickhouse-client) and the query itself runs unbound.
+      for (const [name, value] of scalars) {
+        await this.session.queryAsync(`SET param_${name} = ${stringLiteral(value)}`, { format: "TSV" });
+      }
+      return await this.session.queryAsync(text, opts);
     } catch (err) {
       throw mapError(err);
     }
   }
 }
+
+/** Scalar parameters as the text the engine parses for their type; undefined when one is not scalar. */
+function sessionParams(wire: ReturnType<typeof toWireParams>): [string, string][] | undefined {
+  const out: [string, string][] = [];
+  for (const [name, value] of Object.entries(wire)) {
+    // Parameter values are read in the engine's escaped text form, as HTTP `param_x` values are.
+    if (typeof value === "string") out.push([name, escapeParamText(value)]);
+    else if (typeof value === "number" || typeof value === "boolean") out.push([name, String(value)]);
+    else return undefined;
+    if (out[out.length - 1]![1].includes("\0")) return undefined;
+  }
+  return out;
+}
+
+const PARAM_ESCAPES: Record<string, string> = {
+  "\\": "\\\\",
+  "\n": "\\n",
+  "\t": "\\t",
+  "\r": "\\r",
+  "\b": "\\b",
+  "\f": "\\f",
+};
+const escapeParamText = (value: string) => value.replace(/[\\\n\t\r\b\f]/g, (c) => PARAM_ESCAPES[c] ?? c);
+
+/** A ClickHouse string literal: backslash and quote escaped, nothing else can end it. */
+const stringLiteral = (value: string) => `'${value.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
 
 function mapError(err: unknown): WarehouseError {
   if (err instanceof WarehouseError) return err;

@@ -56,7 +56,7 @@ export interface WarehouseStore {
   /**
    * A separate connection to the same warehouse: its own session (chDB runs one query at a time per
    * session, so a long read there never queues the others), optionally another database and user.
-   * It is closed with this store.
+   * A reader serves one caller at a time; it is closed with this store.
    */
   openReader(options?: ReaderOptions): Promise<WarehouseStore>;
   /** Runs a statement that returns nothing (DDL, INSERT … SELECT, ALTER). */
