@@ -1,5 +1,6 @@
 import { createReadStream } from "node:fs";
 import { ulid } from "ulid";
+import { createLineBody, LINE_COST_TYPES } from "../costs/schemas.js";
 import type { IngestContext } from "../ingest/normalize.js";
 import type { Services } from "../services.js";
 import type { Stores } from "../stores/index.js";
@@ -113,7 +114,7 @@ export async function loadDemo(
   summary.adEntities = ads.entities.length;
   summary.adMetricDays = ads.metrics.length;
 
-  summary.costLines = await addCostLines(stores, options.pixelId);
+  summary.costLines = await addCostLines(services, stores, options.pixelId);
 
   // Visitors go through ingestion concurrently so group commit can batch them, as live traffic would.
   const inFlight = new Set<Promise<void>>();
@@ -179,11 +180,12 @@ export async function loadDemo(
 }
 
 /**
- * Account cost lines of DESIGN §4 (gateway fees, shipping, packaging, agency fee, software). Written
- * directly until the costs endpoints exist; they hold the same line shapes.
+ * Account cost lines of DESIGN §4 (gateway fees, shipping, packaging, agency fee, software), added
+ * through the cost service as an API client would add them (validated, with their outbox rows). An
+ * account that has cost lines already is left as it is.
  */
-async function addCostLines(stores: Stores, pixelId: string): Promise<number> {
-  const lines: [string, Record<string, unknown>][] = [
+async function addCostLines(services: Services, stores: Stores, pixelId: string): Promise<number> {
+  const lines = [
     ["gateway", { name: "Stripe", gateway: "stripe", percentRate: 2.9, fixedFee: 0.3, currency: "USD" }],
     ["gateway", { name: "PayPal", gateway: "paypal", percentRate: 3.49, fixedFee: 0.49, currency: "USD" }],
     ["shipping", { name: "Standard shipping", costPerOrder: 5.5, costPerItem: 0.5, currency: "USD" }],
@@ -203,25 +205,15 @@ async function addCostLines(stores: Stores, pixelId: string): Promise<number> {
       "fixed",
       { name: "Store software", amount: 299, frequency: "monthly", category: "software", currency: "USD" },
     ],
-  ];
-  return stores.sql.transaction(async (tx) => {
-    const { rows } = await tx.query<{ account_id: string }>("SELECT account_id FROM pixels WHERE id = $1", [
-      pixelId,
-    ]);
-    const accountId = rows[0]?.account_id;
-    if (!accountId) throw new Error(`pixel ${pixelId} not found`);
-    const { rows: existing } = await tx.query("SELECT 1 FROM cost_lines WHERE account_id = $1 LIMIT 1", [
-      accountId,
-    ]);
-    if (existing.length) return 0;
-    for (const [costType, line] of lines) {
-      await tx.query("INSERT INTO cost_lines (id, account_id, cost_type, line) VALUES ($1, $2, $3, $4)", [
-        ulid(),
-        accountId,
-        costType,
-        line,
-      ]);
-    }
-    return lines.length;
-  });
+  ].map(([costType, line]) => createLineBody.parse({ costType, line }));
+  const { rows } = await stores.sql.query<{ account_id: string }>(
+    "SELECT account_id FROM pixels WHERE id = $1",
+    [pixelId],
+  );
+  const accountId = rows[0]?.account_id;
+  if (!accountId) throw new Error(`pixel ${pixelId} not found`);
+  const config = await services.costs.config(accountId);
+  if (LINE_COST_TYPES.some((t) => (config[t]?.length ?? 0) > 0)) return 0;
+  for (const body of lines) await services.costs.addLine(accountId, body, "system:demo");
+  return lines.length;
 }
