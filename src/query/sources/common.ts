@@ -2,13 +2,14 @@ import type { OrderSettings } from "../../accounts/schemas.js";
 import { BadRequestError } from "../../errors.js";
 import type { Binder } from "../binder.js";
 import { compileFilter } from "../filters/compile.js";
-import type { Filter } from "../filters/schema.js";
+import { FIELD_BY_NAME } from "../filters/fields.js";
+import type { Filter, FilterValue } from "../filters/schema.js";
 
 /**
  * Which orders count (DESIGN §4 order settings): pending and voided only when the settings say so,
  * and no order an enabled exclusion filter matches. Exclusion conditions use the orders filter
- * fields (`orders.source_name` or just `source_name`); conditions of a group combine with the group's
- * `logic` (`and` | `or`), and a filter excludes an order when any of its groups matches.
+ * fields (`orders.source_name`, `source_name` or `sourceName`); conditions of a group combine with
+ * the group's `logic` (`and` | `or`), and a filter excludes an order when any of its groups matches.
  */
 export function countedPredicate(settings: OrderSettings, b: Binder, timezone: string): string {
   const parts: string[] = [];
@@ -22,11 +23,13 @@ export function countedPredicate(settings: OrderSettings, b: Binder, timezone: s
         throw new BadRequestError(
           `orderSettings.exclusionFilters[${i}].conditionGroups[${gi}].logic must be "and" or "or"`,
         );
-      const conditions: Filter[] = g.conditions.map((c) => ({
-        field: c.field.includes(".") ? c.field : `orders.${c.field}`,
-        op: c.operator as never,
-        value: c.value,
-      }));
+      const conditions: Filter[] = g.conditions.map((c) => {
+        // Interface §2.9 spells fields in camelCase (`sourceName`); the catalog in snake_case.
+        const field = c.field.includes(".")
+          ? c.field
+          : `orders.${c.field.replace(/[A-Z]/g, (x) => `_${x.toLowerCase()}`)}`;
+        return { field, op: c.operator as never, value: conditionValue(field, c.operator, c.value) };
+      });
       return logic === "and" ? { and: conditions } : { or: conditions };
     });
     if (groups.length === 0) return;
@@ -37,6 +40,18 @@ export function countedPredicate(settings: OrderSettings, b: Binder, timezone: s
     parts.push(`NOT ${sql}`);
   });
   return parts.length ? parts.join(" AND ") : "1";
+}
+
+/**
+ * A stored condition's value is text: a number field compares it as a number, `in` / `not_in` /
+ * `between` take a comma-separated list, and `is_set` / `is_not_set` ignore it.
+ */
+function conditionValue(field: string, op: string, value: string): FilterValue {
+  if (op === "is_set" || op === "is_not_set") return null;
+  const numeric = FIELD_BY_NAME.get(field)?.type === "number";
+  const one = (v: string) => (numeric && v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : v);
+  if (op === "in" || op === "not_in" || op === "between") return value.split(",").map((v) => one(v.trim()));
+  return one(value);
 }
 
 /**
