@@ -1,0 +1,151 @@
+/**
+ * Shared helpers of the query engine end-to-end suites (query-*.test.ts): record builders for the
+ * sync paths, exclusion filters in the stored shape, and readers of the query response envelope.
+ * Fixtures themselves live in each suite, next to the figures worked out by hand.
+ */
+import { randomUUID } from "node:crypto";
+import { expect } from "vitest";
+import type { TestApp } from "../helpers/app.js";
+
+export type Json = Record<string, unknown>;
+export type Pixel = Awaited<ReturnType<TestApp["pixelWithKey"]>>;
+export type Row = Record<string, string | number | null>;
+
+export interface Detail {
+  measure: string;
+  isAverage: boolean;
+  isPercentage: boolean;
+  calculatedAverage: boolean;
+  hasPacing: boolean;
+  success: boolean;
+  preferredTrendDirection: string;
+  primarySum: number | null;
+  compareSum: number | null;
+  primaryAvg: number | null;
+  compareAvg: number | null;
+  percentDiff: number | null;
+}
+
+export interface Result {
+  dateRange: { start: string; end: string };
+  compareDateRange?: { start: string; end: string };
+  dimension?: string;
+  dimensionValue?: string;
+  dimensionValues?: Record<string, string>;
+  data: { primary: Row[]; compare: Row[] };
+  measureDetails: Detail[];
+}
+
+export interface Response {
+  status: number;
+  body: unknown;
+  text: string;
+  headers: Headers;
+}
+
+/** An order record of the sync format (paid, subtotal = total unless given). */
+export const order = (
+  id: string,
+  createdAt: string,
+  currency: string,
+  totalPrice: number,
+  extra: Json = {},
+) => ({
+  id,
+  createdAt,
+  currency,
+  totalPrice,
+  subtotalPrice: totalPrice,
+  financialStatus: "paid",
+  updatedAt: createdAt,
+  ...extra,
+});
+
+export const refund = (id: string, orderId: string, createdAt: string, amount: number, currency = "USD") => ({
+  id,
+  orderId,
+  createdAt,
+  amount,
+  currency,
+});
+
+/** A stored-shape exclusion filter: groups of [field, operator, value] conditions with their logic. */
+export function exclusion(
+  name: string,
+  groups: { logic: string; conditions: [field: string, operator: string, value: string][] }[],
+  enabled = true,
+) {
+  return {
+    id: randomUUID(),
+    name,
+    enabled,
+    conditionGroups: groups.map((g) => ({
+      id: randomUUID(),
+      logic: g.logic,
+      conditions: g.conditions.map(([field, operator, value]) => ({
+        id: randomUUID(),
+        field,
+        operator,
+        value,
+      })),
+    })),
+    createdAt: "2026-01-01T00:00:00Z",
+    updatedAt: "2026-01-01T00:00:00Z",
+  };
+}
+
+/** A poster for one pixel: the body gets the pixel id; default path the general query. */
+export function poster(app: TestApp, px: Pixel) {
+  return (body: Json, options: { path?: string; headers?: Record<string, string> } = {}): Promise<Response> =>
+    app.call("POST", options.path ?? "/db-mgmt/api/query", {
+      key: px.key,
+      pixelId: px.pixelId,
+      body: { pixelId: px.pixelId, ...body },
+      headers: options.headers ?? {},
+    });
+}
+
+/** The results of a 200 answer (fails with the body otherwise). */
+export function resultsOf(res: Response): Result[] {
+  expect(res.status, res.text).toBe(200);
+  return (res.body as { results: Result[] }).results;
+}
+
+/** The only result of a query without dimensions. */
+export function onlyResult(res: Response): Result {
+  const results = resultsOf(res);
+  expect(results, res.text).toHaveLength(1);
+  return results[0]!;
+}
+
+/** Results keyed by dimension value. */
+export function byValue(res: Response): Record<string, Result> {
+  return Object.fromEntries(resultsOf(res).map((r) => [r.dimensionValue ?? "", r]));
+}
+
+/** A measure's primarySum per dimension value. */
+export function sums(res: Response, measure: string): Record<string, number | null> {
+  return Object.fromEntries(
+    resultsOf(res).map((r) => [r.dimensionValue ?? "", detail(r, measure).primarySum]),
+  );
+}
+
+export function detail(r: Result, measure: string): Detail {
+  const d = r.measureDetails.find((x) => x.measure === measure);
+  expect(d, `measureDetails of ${measure}`).toBeDefined();
+  return d!;
+}
+
+/** primarySum of one measure of the only result. */
+export function total(res: Response, measure: string): number | null {
+  return detail(onlyResult(res), measure).primarySum;
+}
+
+/** A 400 whose message (or one of its issues) names every given word. */
+export function expect400(res: Response, ...words: string[]): string {
+  expect(res.status, res.text).toBe(400);
+  const body = res.body as { message?: string; errors?: { message: string }[] };
+  const text = [body.message ?? "", ...(body.errors ?? []).map((e) => e.message)].join(" | ");
+  for (const w of words) expect(text, res.text).toContain(w);
+  return text;
+}
