@@ -12,7 +12,7 @@ import type { Opened } from "../helpers/stores.js";
 export function warehouseContract(
   name: string,
   open: () => Promise<Opened<WarehouseStore>>,
-  options: { readStats?: boolean; settingsPerQuery?: boolean } = {},
+  options: { readStats?: boolean; settingsPerQuery?: boolean; readerDatabase?: boolean } = {},
 ) {
   describe(`warehouse contract: ${name}`, () => {
     let opened: Opened<WarehouseStore>;
@@ -161,6 +161,43 @@ export function warehouseContract(
       ).rejects.toBeInstanceOf(WarehouseLimitError);
       // The store still answers after every failure above.
       expect(await wh.query("SELECT 1 AS one")).toEqual([{ one: 1 }]);
+    });
+
+    it("answers in the engine's own text formats", async () => {
+      const { text, stats } = await wh.queryText(
+        "SELECT number AS n, toString(number) AS s FROM numbers(5) WHERE number < {max:UInt8}",
+        { max: 2 },
+        { format: "CSVWithNames" },
+      );
+      expect(text).toBe('"n","s"\n0,"0"\n1,"1"\n');
+      expect(typeof stats.elapsedMs).toBe("number");
+    });
+
+    it("opens a reader on the same tables, resolving names in another database", async () => {
+      const other = `${wh.database}_reader`;
+      await wh.command(`CREATE DATABASE IF NOT EXISTS ${other}`);
+      await wh.command(
+        `CREATE TABLE IF NOT EXISTS ${wh.database}.reader_seen (v UInt8) ENGINE = MergeTree ORDER BY v`,
+      );
+      await wh.insert("reader_seen", [{ v: 7 }]);
+      const reader = await wh.openReader({ database: other });
+      try {
+        const rows = await reader.query<{ db: string; v: number }>(
+          `SELECT currentDatabase() AS db, v FROM ${wh.database}.reader_seen WHERE v = {v:UInt8}`,
+          { v: 7 },
+        );
+        expect(rows.map((r) => r.v)).toEqual([7]);
+        // chDB's @clickhouse/client transport keeps the database of its own session.
+        if (options.readerDatabase !== false) {
+          expect(rows[0]?.db).toBe(other);
+          await expect(reader.query("SELECT * FROM reader_seen")).rejects.toBeInstanceOf(
+            WarehouseUnknownIdentifierError,
+          );
+        }
+      } finally {
+        await reader.close();
+        await wh.command(`DROP DATABASE IF EXISTS ${other}`);
+      }
     });
 
     // chDB's @clickhouse/client transport keeps settings on its session; HTTP and native chDB do not.

@@ -31,7 +31,7 @@ warehouseContract(
       },
     };
   },
-  { readStats: false, settingsPerQuery: false },
+  { readStats: false, settingsPerQuery: false, readerDatabase: false },
 );
 
 it("clickhouse adapter: an unreachable server answers WarehouseUnavailableError", async () => {

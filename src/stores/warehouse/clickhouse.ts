@@ -38,6 +38,8 @@ export class ClickHouseWarehouse implements WarehouseStore {
     private readonly client: ClickHouseClient,
     readonly database: string,
     private readonly options: ClickHouseOptions,
+    /** A reader over a pluggable connection shares its owner's transport and leaves it open. */
+    private readonly sharesConnection = false,
   ) {}
 
   static async open(options: ClickHouseOptions): Promise<ClickHouseWarehouse> {
@@ -67,7 +69,7 @@ export class ClickHouseWarehouse implements WarehouseStore {
         : {}),
     };
     const client = createClient({ ...clientBase(options), database: options.database });
-    const store = new ClickHouseWarehouse(client, options.database, options);
+    const store = new ClickHouseWarehouse(client, options.database, options, !!options.connection);
     this.readers.add(store);
     return store;
   }
@@ -176,7 +178,7 @@ export class ClickHouseWarehouse implements WarehouseStore {
   async close(): Promise<void> {
     for (const reader of this.readers) await reader.close();
     this.readers.clear();
-    await this.client.close();
+    if (!this.sharesConnection) await this.client.close();
   }
 }
 
