@@ -1,0 +1,249 @@
+/**
+ * npm run bench:query — p50/p95 of the query API on a demo store (BENCH_DATA_DIR, pixel "demo"; load
+ * one with `pixelhouse demo --scale large` first), each shape against hand-written floor SQL for the
+ * same answer run in the same process (bench/query-floors.ts), with the ratio; the cached p50; the
+ * process's peak RSS. Shapes: attribution (3 models × windows 7/30/unlimited), a 90-day daily series
+ * of 6 measures in EUR with a compare period, channel details at ad level with measures, a 12-month
+ * cohort. Service calls go over HTTP with `Cache-Control: no-cache` (the cached p50 without it).
+ * One summary line on stdout; per-shape figures on stderr.
+ */
+import { existsSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { performance } from "node:perf_hooks";
+import { createApp } from "../src/app.js";
+import { loadConfig } from "../src/config.js";
+import { createLogger } from "../src/log.js";
+import { buildServices } from "../src/services.js";
+import { openStores } from "../src/stores/index.js";
+import { migrate } from "../src/stores/migrations.js";
+import { percentile } from "./load-client.js";
+import {
+  attributionFloor,
+  channelFloors,
+  cohortFloor,
+  type Floor,
+  type FloorRange,
+  timeSeriesFloors,
+} from "./query-floors.js";
+
+const DATA_DIR = process.env.BENCH_DATA_DIR;
+const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+const PIXEL = process.env.BENCH_PIXEL ?? "demo";
+if (!DATA_DIR || !existsSync(DATA_DIR)) {
+  process.stderr.write(
+    "BENCH_DATA_DIR must name a data dir holding a demo store (pixelhouse demo --scale large)\n",
+  );
+  process.exit(2);
+}
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+const config = loadConfig({ DATA_DIR, LOG_LEVEL: "silent" });
+const stores = await openStores(config, "bench:query");
+await migrate(stores.sql, stores.warehouse);
+const services = buildServices(stores, config, createLogger("silent"));
+const server = createApp({ config, stores, services, log: createLogger("silent") }).listen(0, "127.0.0.1");
+await new Promise((r) => server.once("listening", r));
+const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const { key } = await services.keys.create({
+  pixelId: PIXEL,
+  scopes: ["analytics:read"],
+  name: "bench:query",
+});
+
+const [{ events, orders, last }] = (await stores.warehouse.query<{
+  events: string;
+  orders: string;
+  last: string;
+}>(
+  `SELECT (SELECT count() FROM events WHERE pixel_id = {p:String}) AS events,
+          (SELECT count() FROM orders FINAL WHERE pixel_id = {p:String}) AS orders,
+          (SELECT toString(toDate(max(created_at))) FROM orders WHERE pixel_id = {p:String}) AS last`,
+  { p: PIXEL },
+)) as [{ events: string; orders: string; last: string }];
+const day = (d: string, n: number) =>
+  new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+const end = last;
+const start = day(end, -89);
+const range = (s: string, e: string): FloorRange => ({
+  pixel: PIXEL,
+  start: new Date(`${s}T00:00:00Z`),
+  end: new Date(`${day(e, 1)}T00:00:00Z`),
+});
+log(
+  `store: ${Number(events).toLocaleString("en-US")} events, ${Number(orders).toLocaleString("en-US")} orders; range ${start}..${end}`,
+);
+
+async function call(path: string, body: object, cache = false): Promise<{ ms: number; body: unknown }> {
+  const t0 = performance.now();
+  const res = await fetch(url + path, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-api-key": key,
+      "x-pixel-id": PIXEL,
+      ...(cache ? {} : { "cache-control": "no-cache" }),
+    },
+    body: JSON.stringify({ pixelId: PIXEL, ...body }),
+  });
+  const parsed = (await res.json()) as unknown;
+  if (res.status !== 200) throw new Error(`${path} ${res.status}: ${JSON.stringify(parsed).slice(0, 300)}`);
+  return { ms: performance.now() - t0, body: parsed };
+}
+
+async function floor(statements: Floor[]): Promise<{ ms: number; rows: Record<string, unknown>[][] }> {
+  const t0 = performance.now();
+  const rows = await Promise.all(statements.map((f) => stores.warehouse.query(f.sql, f.params as never)));
+  return { ms: performance.now() - t0, rows };
+}
+
+interface Shape {
+  name: string;
+  path: string;
+  body: object;
+  floor: () => Promise<Floor[]>;
+}
+
+const shapes: Shape[] = [];
+for (const model of ["first_click", "last_click", "any_click"]) {
+  for (const window of [7, 30, -1]) {
+    shapes.push({
+      name: `attribution ${model} ${window < 0 ? "unlimited" : `${window}d`}`,
+      path: "/db-mgmt/api/query-attribution",
+      body: {
+        dimension: "attribution.channel",
+        dateRange: { start, end },
+        attributionModel: model,
+        attributionWindow: window,
+        timezone: "UTC",
+        measures: ["attribution.orders", "attribution.revenue"],
+      },
+      floor: async () => [attributionFloor(range(start, end), model, window)],
+    });
+  }
+}
+const compareStart = day(start, -90);
+const compareEnd = day(start, -1);
+shapes.push({
+  name: "time series 90d daily, 6 measures, EUR, compare",
+  path: "/db-mgmt/api/query",
+  body: {
+    measures: [
+      "orders.count",
+      "orders.total_revenue",
+      "orders.refunds",
+      "orders.net_revenue",
+      "ads.spend",
+      "customers.count",
+    ],
+    dateRange: { start, end },
+    compareDateRange: { start: compareStart, end: compareEnd },
+    granularity: "day",
+    currency: "EUR",
+    timezone: "UTC",
+  },
+  floor: async () => [
+    ...timeSeriesFloors(range(start, end)),
+    ...timeSeriesFloors(range(compareStart, compareEnd)),
+  ],
+});
+shapes.push({
+  name: "channel details, ad level, 50 ads with measures",
+  path: "/db-mgmt/api/query-channel-details",
+  body: {
+    level: "ad",
+    measures: [
+      "ads.spend",
+      "ads.clicks",
+      "ads.ctr",
+      "attribution.orders",
+      "attribution.revenue",
+      "attribution.roas",
+    ],
+    dateRange: { start, end },
+    timezone: "UTC",
+    limit: 50,
+  },
+  floor: async () => {
+    const page = await stores.warehouse.query<{ entity_id: string }>(
+      channelFloors(range(start, end), [])[0]!.sql,
+      { p: PIXEL },
+    );
+    return channelFloors(
+      range(start, end),
+      page.map((p) => p.entity_id),
+    ).slice(1);
+  },
+});
+const cohortStart = day(end, -364).slice(0, 8) + "01";
+shapes.push({
+  name: "cohorts, 12 months",
+  path: "/db-mgmt/api/query-cohort-analysis",
+  body: {
+    dateRange: { start: cohortStart, end },
+    cohortGranularity: "month",
+    periods: 12,
+    timezone: "UTC",
+    currency: "USD",
+  },
+  floor: async () => [cohortFloor(range(cohortStart, end), 12)],
+});
+
+// The service and its floor must agree before they are timed.
+{
+  const svc = (await call(shapes[1]!.path, shapes[1]!.body)).body as {
+    results: { dimensionValue: string; measureDetails: { measure: string; primarySum: number }[] }[];
+  };
+  const base = (await floor(await shapes[1]!.floor())).rows[0]!;
+  const total = (rows: number[]) => rows.reduce((a, b) => a + b, 0);
+  const svcOrders = total(
+    svc.results.map((r) => r.measureDetails.find((d) => d.measure === "attribution.orders")!.primarySum),
+  );
+  const floorOrders = total(base.map((r) => Number(r.orders)));
+  if (svcOrders !== floorOrders)
+    throw new Error(`attribution disagrees: service ${svcOrders} orders, floor ${floorOrders}`);
+  log(`check: last_click 7d attributed orders service ${svcOrders} = floor ${floorOrders}`);
+}
+
+const summary: { name: string; p50: number; p95: number; f50: number; ratio: number }[] = [];
+for (const s of shapes) {
+  const statements = await s.floor();
+  await call(s.path, s.body);
+  await floor(statements);
+  const svc: number[] = [];
+  const flo: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    svc.push((await call(s.path, s.body)).ms);
+    flo.push((await floor(statements)).ms);
+  }
+  const row = {
+    name: s.name,
+    p50: percentile(svc, 50),
+    p95: percentile(svc, 95),
+    f50: percentile(flo, 50),
+    ratio: 0,
+  };
+  row.ratio = row.p50 / row.f50;
+  summary.push(row);
+  log(
+    `${s.name}: service p50 ${row.p50.toFixed(0)} ms, p95 ${row.p95.toFixed(0)} ms | floor p50 ${row.f50.toFixed(0)} ms | ratio ${row.ratio.toFixed(2)}`,
+  );
+}
+
+const cachedShape = shapes[4]!; // attribution last_click 30d
+await call(cachedShape.path, cachedShape.body, true);
+const cached: number[] = [];
+for (let i = 0; i < 30; i++) cached.push((await call(cachedShape.path, cachedShape.body, true)).ms);
+const cachedP50 = percentile(cached, 50);
+const rssMb = process.resourceUsage().maxRSS / 1024;
+log(`cached p50 ${cachedP50.toFixed(1)} ms; peak RSS ${rssMb.toFixed(0)} MB`);
+
+const worst = summary.reduce((a, b) => (b.ratio > a.ratio ? b : a));
+const lc30 = summary.find((s) => s.name === "attribution last_click 30d")!;
+process.stdout.write(
+  `bench:query worst service p50 ${worst.p50.toFixed(0)} ms (${worst.name}) | floor ${worst.f50.toFixed(0)} ms | ratio ${worst.ratio.toFixed(2)} | ` +
+    `last_click 30d p50 ${lc30.p50.toFixed(0)} ms | cached p50 ${cachedP50.toFixed(1)} ms | peak RSS ${rssMb.toFixed(0)} MB | ` +
+    `${Number(events).toLocaleString("en-US")} events, ${Number(orders).toLocaleString("en-US")} orders\n`,
+);
+server.closeAllConnections();
+server.close();
+await stores.close();
