@@ -86,7 +86,6 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
       sql: stores.sql,
       warehouse: stores.warehouse,
       kv: stores.kv,
-      accounts,
       versions,
       log,
     }),

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { AccountService } from "../accounts/service.js";
+import { DEFAULT_ORDER_SETTINGS, orderSettingsSchema } from "../accounts/schemas.js";
 import type { Logger } from "../log.js";
 import type { KvStore } from "../stores/kv/port.js";
 import type { SqlExecutor } from "../stores/sql/port.js";
@@ -41,7 +41,6 @@ export class QueryService {
       sql: SqlExecutor;
       warehouse: WarehouseStore;
       kv: KvStore;
-      accounts: AccountService;
       versions: DataVersions;
       log: Logger;
       now?: () => Date;
@@ -58,14 +57,20 @@ export class QueryService {
     return this.answer(accountId, q.pixelId, planAttributionQuery(q, env), opts);
   }
 
+  /** Timezone and stored order settings in one read (the cached path pays it on every call). */
   private async environment(accountId: string): Promise<QueryEnvironment> {
-    const { rows } = await this.deps.sql.query<{ timezone: string }>(
-      "SELECT timezone FROM accounts WHERE id = $1",
+    const { rows } = await this.deps.sql.query<{ timezone: string; order_settings: unknown }>(
+      "SELECT timezone, order_settings FROM accounts WHERE id = $1",
       [accountId],
+    );
+    // Only known, well-typed stored keys override a default (as GET …/settings/order shows them).
+    const stored = orderSettingsSchema.partial().safeParse(rows[0]?.order_settings ?? {});
+    const defined = Object.fromEntries(
+      Object.entries(stored.success ? stored.data : {}).filter(([, v]) => v !== undefined),
     );
     return {
       accountTimezone: rows[0]?.timezone ?? "UTC",
-      storedOrderSettings: await this.deps.accounts.orderSettings(accountId),
+      storedOrderSettings: { ...DEFAULT_ORDER_SETTINGS, ...defined },
       now: this.deps.now?.() ?? new Date(),
     };
   }
