@@ -1,4 +1,4 @@
-import { addDays, addMonths, addYears, format, parseISO } from "date-fns";
+import { addDays, addMonths, addYears, format, isValid, parseISO } from "date-fns";
 import { formatInTimeZone, fromZonedTime } from "date-fns-tz";
 import { BadRequestError } from "../errors.js";
 
@@ -34,8 +34,15 @@ export function resolveDate(token: string, tz: string, now: Date, field: string)
   if (token === "yesterday") return shiftDate(today, -1);
   const rel = RELATIVE.exec(token);
   if (rel) return shiftDate(today, -Number(rel[1]));
-  if (/^\d{4}-\d{2}-\d{2}$/.test(token) && format(parseISO(token), "yyyy-MM-dd") === token) return token;
+  if (isCalendarDate(token)) return token;
   throw new BadRequestError(`${field} must be YYYY-MM-DD, today, yesterday or NdaysAgo (got "${token}")`);
+}
+
+/** `YYYY-MM-DD` naming a day of the calendar (2026-02-30 is not one). */
+export function isCalendarDate(s: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(s)) return false;
+  const d = parseISO(s);
+  return isValid(d) && format(d, "yyyy-MM-dd") === s;
 }
 
 export function shiftDate(date: string, days: number): string {
