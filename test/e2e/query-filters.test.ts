@@ -416,6 +416,7 @@ describe("canonical filters: 400 naming what is wrong", () => {
     ["orders.country", "in", "US"],
     ["customers.is_returning", "equals", "yes"],
     ["orders.created_at", "gt", "April 1st"],
+    ["orders.created_at", "equals", "2026-02-30"],
     ["orders.total_price", "between", [1]],
   ])("value of the wrong shape: %s %s %j", async (field, op, value) => {
     expect400(await orders(c(field, op, value)), field);
