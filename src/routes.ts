@@ -2,6 +2,7 @@ import { accountRoutes } from "./accounts/routes.js";
 import type { Config } from "./config.js";
 import { consoleRoutes } from "./console/routes.js";
 import { costRoutes } from "./costs/routes.js";
+import { dashboardRoutes } from "./dashboards/routes.js";
 import { buildOpenApi } from "./http/openapi.js";
 import { type RouteDef, route } from "./http/route.js";
 import { systemRoutes } from "./http/system-routes.js";
@@ -24,6 +25,7 @@ export function routeTable(services: Services, stores: Stores, config: Config): 
     ...syncRoutes(services.sync),
     ...queryRoutes(services.queries),
     ...consoleRoutes(services.console),
+    ...dashboardRoutes(services.dashboards),
     ...costRoutes(services.costs),
     ...productRoutes(services.products),
     ...ingestRoutes({

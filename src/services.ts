@@ -2,6 +2,7 @@ import { AccountService } from "./accounts/service.js";
 import type { Config } from "./config.js";
 import { ConsoleService } from "./console/service.js";
 import { CostService } from "./costs/service.js";
+import { DashboardService } from "./dashboards/service.js";
 import { OutboxRelay } from "./events/relay.js";
 import { DestinationService } from "./ingest/forward/destinations.js";
 import { Forwarder } from "./ingest/forward/forwarder.js";
@@ -34,6 +35,8 @@ export interface Services {
   queries: QueryService;
   /** The analysts' SQL console (docs/sql-console.md). */
   console: ConsoleService;
+  /** Dashboard views (docs/dashboards.md). */
+  dashboards: DashboardService;
   costs: CostService;
   products: ProductService;
   /** Outbox → event bus (runs only in `serve`; docs/events.md). */
@@ -101,6 +104,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
         ? { user: { username: config.CLICKHOUSE_CONSOLE_USER, password: config.CLICKHOUSE_CONSOLE_PASSWORD } }
         : {}),
     }),
+    dashboards: new DashboardService(stores.sql),
     costs: new CostService(stores.sql),
     products: new ProductService(stores.sql),
     relay,
