@@ -28,12 +28,41 @@ interface LineRow {
   end: string | null;
 }
 
-const toStored = (r: LineRow): StoredLine => ({
-  id: r.id,
-  ...(r.line as { name: string; currency: string }),
-  effectiveStartDate: r.start,
-  effectiveEndDate: r.end,
-});
+/** jsonb keeps keys in its own order; answers list them in the order of the line shapes instead. */
+const KEY_ORDER = [
+  "id",
+  "name",
+  "type",
+  "gateway",
+  "countries",
+  "amount",
+  "percentRate",
+  "fixedFee",
+  "costPerOrder",
+  "costPerItem",
+  "frequency",
+  "category",
+  "channel",
+  "currency",
+  "effectiveStartDate",
+  "effectiveEndDate",
+];
+const rank = (k: string) => {
+  const i = KEY_ORDER.indexOf(k);
+  return i < 0 ? KEY_ORDER.length : i;
+};
+
+function ordered(line: StoredLine): StoredLine {
+  return Object.fromEntries(Object.entries(line).sort(([a], [b]) => rank(a) - rank(b))) as StoredLine;
+}
+
+const toStored = (r: LineRow): StoredLine =>
+  ordered({
+    id: r.id,
+    ...(r.line as { name: string; currency: string }),
+    effectiveStartDate: r.start,
+    effectiveEndDate: r.end,
+  });
 
 /** The line fields kept in `cost_lines.line`; the dates live in their own columns. */
 function splitDates(line: Record<string, unknown>) {
@@ -80,12 +109,12 @@ export class CostService {
          VALUES ($1, $2, $3, $4, $5, $6)`,
         [id, accountId, body.costType, line, start, end],
       );
-      const created: StoredLine = {
+      const created = ordered({
         id,
         ...(line as { name: string; currency: string }),
         effectiveStartDate: start,
         effectiveEndDate: end,
-      };
+      });
       await announce(tx, accountId, body.costType, "created", { old: null, new: created }, actor);
       return readConfig(tx, accountId);
     });
@@ -114,12 +143,12 @@ export class CostService {
       const parsed = LINE_SCHEMAS[body.costType].safeParse(merged);
       if (!parsed.success) throw new ValidationError(toFieldIssues(parsed.error, ["updates"]));
       const { body: line, start, end } = splitDates(parsed.data as Record<string, unknown>);
-      const after: StoredLine = {
+      const after = ordered({
         id: lineId,
         ...(line as { name: string; currency: string }),
         effectiveStartDate: start,
         effectiveEndDate: end,
-      };
+      });
       if (canonical(after) !== canonical(before)) {
         await tx.query(
           `UPDATE cost_lines SET line = $3, effective_start = $4, effective_end = $5, updated_at = now()
