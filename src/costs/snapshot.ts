@@ -94,7 +94,10 @@ export class FxTable {
     const sorted = [...rows].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
     for (const r of sorted) {
       let c = this.byCurrency.get(r.currency);
-      if (!c) this.byCurrency.set(r.currency, (c = { days: [], rates: [] }));
+      if (!c) {
+        c = { days: [], rates: [] };
+        this.byCurrency.set(r.currency, c);
+      }
       c.days.push(r.date);
       c.rates.push(r.usdRate);
     }
