@@ -23,14 +23,16 @@ const RESERVED = new Set(["bucket", "fx_missing", "is_total"]);
 
 /** Raises the 400 the interface asks for when an amount had no rate on or before its day. */
 function checkRates(rows: Record<string, unknown>[]): void {
-  for (const r of rows) {
-    const m = typeof r.fx_missing === "string" ? r.fx_missing : "";
-    if (!m) continue;
-    const [day, currency] = m.split(" ");
-    throw new BadRequestError(
-      `no exchange rate for ${currency} on or before ${day}; load rates with pixelhouse fx import`,
-    );
-  }
+  // Rows arrive in no particular order: name the earliest day ("YYYY-MM-DD CUR" sorts by day).
+  const missing = rows
+    .map((r) => (typeof r.fx_missing === "string" ? r.fx_missing : ""))
+    .filter((m) => m !== "")
+    .sort()[0];
+  if (!missing) return;
+  const [day, currency] = missing.split(" ");
+  throw new BadRequestError(
+    `no exchange rate for ${currency} on or before ${day}; load rates with pixelhouse fx import`,
+  );
 }
 
 function collect(plan: QueryPlan, results: StatementRows[], period: "primary" | "compare"): Period {
