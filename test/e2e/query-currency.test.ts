@@ -1,0 +1,261 @@
+/**
+ * Currency conversion (DESIGN §4 "Currency", issue 5): every amount converts at the rate of its own
+ * UTC day, falling back to the latest earlier rate; an amount whose currency (or the target's) has no
+ * rate on or before its day is a 400 naming the currency and the day — never a silent 1.0; the same
+ * currency needs no rate; USD is the default; converting there and back returns the original within
+ * rounding.
+ *
+ * Rates (units per USD): EUR 0.9 from Jun 1, 0.8 from Jun 3; GBP 0.75 from Jun 2 (none on Jun 1);
+ * JPY 150 from Jun 1; CAD none at all.
+ *
+ * Orders of the main pixel (UTC):
+ *   A  Jun 1 10:00  USD   100   → 100 USD
+ *   B  Jun 1 12:00  EUR    90   → 90 / 0.9 = 100 USD
+ *   C  Jun 2 10:00  EUR    45   → 45 / 0.9 (Jun 1's rate, the latest before Jun 2) = 50 USD
+ *   D  Jun 3 10:00  EUR    40   → 40 / 0.8 = 50 USD
+ *   E  Jun 3 11:00  GBP    30   → 30 / 0.75 = 40 USD
+ *   G  Jun 3 01:00  EUR     8   → 8 / 0.8 = 10 USD (Jun 2 20:00 in New York, still Jun 3's rate)
+ *   F  Jun 4 10:00  JPY  1234   → 1234 / 150 = 8.22666… USD
+ *   refund R1 of B, Jun 3 09:00, EUR 18 → 18 / 0.8 = 22.5 USD (its own day's rate, not the order's)
+ * Ad spend (campaign level, EUR): Jun 2 90 → 100 USD; Jun 3 40 → 50 USD.
+ * A purchase event Jun 3 12:00 EUR 45 → 56.25 USD; a page view without value.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../helpers/app.js";
+import { sendOk } from "./ingest-helpers.js";
+import {
+  expect400,
+  type Json,
+  onlyResult,
+  order,
+  type Pixel,
+  poster,
+  type Response,
+  refund,
+  total,
+} from "./query-fixtures.js";
+
+let app: TestApp;
+let px: Pixel;
+let post: ReturnType<typeof poster>;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  px = await app.pixelWithKey(["analytics:read", "events:write"]);
+  post = poster(app, px);
+  const fx = await app.services.sync.upsert("fx-rates", null, [
+    { date: "2026-06-01", currency: "EUR", unitsPerUsd: 0.9 },
+    { date: "2026-06-03", currency: "EUR", unitsPerUsd: 0.8 },
+    { date: "2026-06-02", currency: "GBP", unitsPerUsd: 0.75 },
+    { date: "2026-06-01", currency: "JPY", unitsPerUsd: 150 },
+  ]);
+  expect(fx.rejected).toEqual([]);
+  const r = await app.services.sync.upsert("orders", px.pixelId, [
+    order("A", "2026-06-01T10:00:00Z", "USD", 100),
+    order("B", "2026-06-01T12:00:00Z", "EUR", 90),
+    order("C", "2026-06-02T10:00:00Z", "EUR", 45),
+    order("D", "2026-06-03T10:00:00Z", "EUR", 40),
+    order("E", "2026-06-03T11:00:00Z", "GBP", 30),
+    order("G", "2026-06-03T01:00:00Z", "EUR", 8),
+    order("F", "2026-06-04T10:00:00Z", "JPY", 1234),
+  ]);
+  expect(r.rejected).toEqual([]);
+  await app.services.sync.upsert("refunds", px.pixelId, [
+    refund("R1", "B", "2026-06-03T09:00:00Z", 18, "EUR"),
+  ]);
+  const ads = await app.services.sync.upsert("ad-metrics", px.pixelId, [
+    metric("2026-06-02", 90),
+    metric("2026-06-03", 40),
+  ]);
+  expect(ads.rejected).toEqual([]);
+  await sendOk(app, px, [
+    {
+      name: "purchase",
+      identityId: "v1",
+      timestamp: "2026-06-03T12:00:00Z",
+      eventProperties: { value: 45, currency: "EUR" },
+    },
+    { name: "page_view", identityId: "v1", timestamp: "2026-06-03T11:00:00Z" },
+  ]);
+});
+afterAll(() => app?.close());
+
+function metric(date: string, spend: number) {
+  return {
+    platform: "facebook",
+    level: "campaign",
+    entityId: "cmp1",
+    accountId: "act1",
+    date,
+    currency: "EUR",
+    spend,
+    updatedAt: `${date}T23:00:00Z`,
+  };
+}
+
+const RANGE = { start: "2026-06-01", end: "2026-06-04" };
+const MONEY = ["orders.total_revenue", "orders.refunds", "orders.net_revenue", "ads.spend", "events.value"];
+
+function query(extra: Json, p = post): Promise<Response> {
+  return p({
+    measures: ["orders.total_revenue"],
+    dateRange: RANGE,
+    timezone: "UTC",
+    granularity: "day",
+    ...extra,
+  });
+}
+const column = (res: Response, m = "orders.total_revenue") => onlyResult(res).data.primary.map((r) => r[m]);
+
+describe("per-day conversion", () => {
+  it("USD by default: each amount at its own day's rate, falling back to the latest earlier one", async () => {
+    // Jun 1: A 100 + B 100 = 200; Jun 2: C 50; Jun 3: D 50 + E 40 + G 10 = 100; Jun 4: F 8.2267
+    const res = await query({ measures: MONEY });
+    expect(column(res)).toEqual([200, 50, 100, 8.23]);
+    // 358.22666… in all
+    expect(total(res, "orders.total_revenue")).toBe(358.23);
+    // refund R1: 22.5 on Jun 3; net 358.2267 − 22.5 = 335.7267
+    expect(column(res, "orders.refunds")).toEqual([0, 0, 22.5, 0]);
+    expect(total(res, "orders.net_revenue")).toBe(335.73);
+    // spend: Jun 2 90 / 0.9 = 100; Jun 3 40 / 0.8 = 50
+    expect(column(res, "ads.spend")).toEqual([0, 100, 50, 0]);
+    expect(total(res, "ads.spend")).toBe(150);
+    // event value: 45 / 0.8 = 56.25 on Jun 3 (the page view has no value)
+    expect(column(res, "events.value")).toEqual([0, 0, 56.25, 0]);
+  });
+
+  it("an explicit currency is the same as the default, in any letter case", async () => {
+    const a = await query({ currency: "usd" });
+    const b = await query({});
+    expect(column(a)).toEqual(column(b));
+  });
+
+  it("EUR: USD amounts multiply by the day's EUR rate, other currencies cross through USD", async () => {
+    // A 100 × 0.9 = 90; B 90 (same currency, no rate needed); C 45; D 40; E 30 / 0.75 × 0.8 = 32;
+    // G 8; F 1234 / 150 (Jun 1's JPY) × 0.8 (Jun 3's EUR) = 6.58133…
+    // Jun 1: 180; Jun 2: 45; Jun 3: 40 + 32 + 8 = 80; Jun 4: 6.58 → total 311.58133…
+    const res = await query({ currency: "EUR", measures: MONEY });
+    expect(column(res)).toEqual([180, 45, 80, 6.58]);
+    expect(total(res, "orders.total_revenue")).toBe(311.58);
+    expect(total(res, "orders.refunds")).toBe(18); // the refund is in EUR already
+    expect(total(res, "ads.spend")).toBe(130); // 90 + 40, no conversion
+    expect(total(res, "events.value")).toBe(45);
+  });
+
+  it("GBP from Jun 2 (GBP's first rate)", async () => {
+    // C 45 / 0.9 × 0.75 = 37.5; D 40 / 0.8 × 0.75 = 37.5; E 30; G 8 / 0.8 × 0.75 = 7.5;
+    // F 1234 / 150 × 0.75 = 6.17 → Jun 2: 37.5; Jun 3: 75; Jun 4: 6.17; total 118.67
+    const res = await query({ currency: "GBP", dateRange: { start: "2026-06-02", end: "2026-06-04" } });
+    expect(column(res)).toEqual([37.5, 75, 6.17]);
+    expect(total(res, "orders.total_revenue")).toBe(118.67);
+  });
+
+  it("the rate is the amount's UTC day, whatever the query timezone", async () => {
+    // New York: G (Jun 3 01:00 UTC) falls on Jun 2 but converts at Jun 3's 0.8 → 10, not 8.89.
+    // Jun 2 (NY): C 50 + G 10 = 60; Jun 3 (NY): D 50 + E 40 = 90
+    const res = await query({
+      timezone: "America/New_York",
+      dateRange: { start: "2026-06-02", end: "2026-06-03" },
+    });
+    expect(column(res)).toEqual([60, 90]);
+  });
+});
+
+describe("missing rates", () => {
+  it("a target currency without a rate on or before an amount's day is a 400 naming both", async () => {
+    // A (USD, Jun 1) → GBP needs a GBP rate on or before Jun 1: there is none
+    expect400(await query({ currency: "GBP" }), "GBP", "2026-06-01");
+    // a currency with no rate at all
+    expect400(await query({ currency: "CAD" }), "CAD", "2026-06-01");
+  });
+
+  it("an amount's own currency without a rate is a 400 naming it and its day; the same currency needs none", async () => {
+    const other = await app.pixelWithKey(["analytics:read"]);
+    const post2 = poster(app, other);
+    await app.services.sync.upsert("orders", other.pixelId, [
+      order("H", "2026-06-01T10:00:00Z", "GBP", 10), // before GBP's first rate
+      order("I", "2026-06-05T10:00:00Z", "CAD", 50), // CAD has no rate at all
+    ]);
+    expect400(
+      await query({ dateRange: { start: "2026-06-01", end: "2026-06-01" } }, post2),
+      "GBP",
+      "2026-06-01",
+    );
+    expect400(
+      await query({ dateRange: { start: "2026-06-05", end: "2026-06-05" } }, post2),
+      "CAD",
+      "2026-06-05",
+    );
+    // the earliest day without a rate is named when there are several
+    expect400(await query({ dateRange: { start: "2026-06-01", end: "2026-06-05" } }, post2), "2026-06-01");
+    // in their own currencies no rate is needed
+    expect(
+      column(await query({ currency: "GBP", dateRange: { start: "2026-06-01", end: "2026-06-01" } }, post2)),
+    ).toEqual([10]);
+    expect(
+      column(await query({ currency: "CAD", dateRange: { start: "2026-06-05", end: "2026-06-05" } }, post2)),
+    ).toEqual([50]);
+    // a range holding no amount needs no rate either
+    expect(
+      column(await query({ currency: "CAD", dateRange: { start: "2026-06-02", end: "2026-06-02" } }, post2)),
+    ).toEqual([0]);
+  });
+
+  it("a missing rate for an ad spend is a 400 too", async () => {
+    const other = await app.pixelWithKey(["analytics:read"]);
+    await app.services.sync.upsert("ad-metrics", other.pixelId, [
+      { ...metric("2026-06-02", 10), currency: "CAD" },
+    ]);
+    expect400(await query({ measures: ["ads.spend"] }, poster(app, other)), "CAD", "2026-06-02");
+  });
+});
+
+describe("round trip", () => {
+  it("USD → EUR → USD returns the original amounts within rounding", async () => {
+    // Amounts with awkward cents on days of both EUR rates and of the fallback between them.
+    const amounts: [string, number][] = [
+      ["2026-06-01", 123.46],
+      ["2026-06-02", 0.07],
+      ["2026-06-03", 9999.99],
+      ["2026-06-04", 1.01],
+      ["2026-06-05", 333.31],
+    ];
+    const usd = await app.pixelWithKey(["analytics:read"]);
+    await app.services.sync.upsert(
+      "orders",
+      usd.pixelId,
+      amounts.map(([day, v], i) => order(`u${i}`, `${day}T12:00:00Z`, "USD", v)),
+    );
+    const range = { start: "2026-06-01", end: "2026-06-05" };
+    const inEur = column(await query({ currency: "EUR", dateRange: range }, poster(app, usd))) as number[];
+    // 123.46 × 0.9 = 111.114 → 111.11; 0.07 × 0.9 (fallback) = 0.063 → 0.06; 9999.99 × 0.8 = 7999.992
+    // → 7999.99; 1.01 × 0.8 = 0.808 → 0.81; 333.31 × 0.8 = 266.648 → 266.65
+    expect(inEur).toEqual([111.11, 0.06, 7999.99, 0.81, 266.65]);
+    const eur = await app.pixelWithKey(["analytics:read"]);
+    await app.services.sync.upsert(
+      "orders",
+      eur.pixelId,
+      inEur.map((v, i) => order(`e${i}`, `${amounts[i]![0]}T12:00:00Z`, "EUR", v)),
+    );
+    const back = column(await query({ currency: "USD", dateRange: range }, poster(app, eur))) as number[];
+    // back within one cent of the rate's precision: |x − original| ≤ 0.005 / rate + 0.005 ≤ 0.0113
+    for (const [i, v] of back.entries())
+      expect(Math.abs(v - amounts[i]![1]), `day ${i}`).toBeLessThanOrEqual(0.0113);
+    // 111.11 / 0.9 = 123.4556 → 123.46; 0.06 / 0.9 = 0.0667 → 0.07; 7999.99 / 0.8 = 9999.9875 → 9999.99;
+    // 0.81 / 0.8 = 1.0125 → 1.01; 266.65 / 0.8 = 333.3125 → 333.31
+    expect(back).toEqual([123.46, 0.07, 9999.99, 1.01, 333.31]);
+  });
+});
+
+describe("a new rate", () => {
+  it("a re-imported rate changes the figure at once (no stale cached answer)", async () => {
+    const before = await query({ currency: "EUR", dateRange: { start: "2026-06-01", end: "2026-06-01" } });
+    expect(column(before)).toEqual([180]); // 100 × 0.9 + 90
+    await app.services.sync.upsert("fx-rates", null, [
+      { date: "2026-06-01", currency: "EUR", unitsPerUsd: 0.95 },
+    ]);
+    const after = await query({ currency: "EUR", dateRange: { start: "2026-06-01", end: "2026-06-01" } });
+    expect(after.headers.get("x-cache")).toBe("miss");
+    expect(column(after)).toEqual([185]); // 100 × 0.95 + 90
+  });
+});
