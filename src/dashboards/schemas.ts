@@ -41,7 +41,8 @@ export const orderSchema = int(-2_147_483_648, 2_147_483_647).meta({
 });
 export const nameSchema = z
   .string()
-  .min(1)
+  // An empty name is one error, not also "blank".
+  .min(1, { abort: true })
   .max(MAX_NAME)
   .regex(/\S/, "must not be blank")
   .meta({ description: `1..${MAX_NAME} characters, not only whitespace` });
