@@ -104,10 +104,11 @@ export function measureValue(
   }
 }
 
-const round = (key: string, v: number | null): number | null => {
+/** `average`: a per-bucket average of a count is a fraction (2 orders over 3 days = 0.67 a day). */
+const round = (key: string, v: number | null, average = false): number | null => {
   if (v === null || !Number.isFinite(v)) return null;
   const type = MEASURE_BY_KEY.get(key)?.valueType;
-  const places = type === "count" ? 0 : type === "ratio" || type === "number" ? 4 : 2;
+  const places = type === "count" ? (average ? 2 : 0) : type === "ratio" || type === "number" ? 4 : 2;
   const f = 10 ** places;
   // Half away from zero on the decimal value, so 0.125 → 0.13 like an accountant expects.
   return (Math.sign(v) * Math.round(Math.abs(v) * f + 1e-9)) / f;
@@ -203,8 +204,8 @@ export function shapeResults(plan: QueryPlan, results: StatementRows[], costs: C
         preferredTrendDirection: meta.preferredTrendDirection,
         primarySum: round(m, pSum),
         compareSum: round(m, cSum),
-        primaryAvg: round(m, primaryAvg),
-        compareAvg: round(m, compareAvg),
+        primaryAvg: round(m, primaryAvg, true),
+        compareAvg: round(m, compareAvg, true),
         percentDiff: percentDiff === null ? null : Math.round(percentDiff * 100) / 100,
       };
     });
