@@ -27,6 +27,7 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
   const url = `http://${host}:${port}`;
   services.forwarder.start();
   services.relay.start();
+  services.recalcWorker.start();
   // Dedup housekeeping: fold acknowledged groups, forget ids past the window.
   const prune = () =>
     stores.dedup
@@ -87,6 +88,7 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
       await services.ingestGroups.drain();
       await services.forwarder.stop();
       await services.relay.stop();
+      await services.recalcWorker.stop();
       await stores.close();
       process.exit(0);
     });

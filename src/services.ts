@@ -1,6 +1,7 @@
 import { AccountService } from "./accounts/service.js";
 import type { Config } from "./config.js";
 import { ConsoleService } from "./console/service.js";
+import { RecalcService, RecalcWorker } from "./costs/recalc.js";
 import { CostService } from "./costs/service.js";
 import { DashboardService } from "./dashboards/service.js";
 import { OutboxRelay } from "./events/relay.js";
@@ -41,6 +42,10 @@ export interface Services {
   products: ProductService;
   /** Outbox → event bus (runs only in `serve`; docs/events.md). */
   relay: OutboxRelay;
+  /** Per-order cost snapshots (docs/costs.md "Per-order snapshots"). */
+  recalc: RecalcService;
+  /** Consumer of orders.changed / costs.changed (runs only in `serve`). */
+  recalcWorker: RecalcWorker;
 }
 
 export function buildServices(stores: Stores, config: Config, log: Logger): Services {
@@ -70,6 +75,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
   const relay = new OutboxRelay(stores.sql, stores.bus, {
     onError: (err) => log.warn({ err }, "outbox relay error; retrying"),
   });
+  const recalc = new RecalcService(stores.sql, stores.warehouse, stores.kv, versions);
   const accounts = new AccountService(stores.sql, () => relay.wake());
   return {
     keys: new ApiKeyService(stores.sql, stores.keySecret, config.KEY_CACHE_MS, (err) =>
@@ -108,5 +114,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     costs: new CostService(stores.sql),
     products: new ProductService(stores.sql),
     relay,
+    recalc,
+    recalcWorker: new RecalcWorker(stores.bus, recalc, { log }),
   };
 }

@@ -1,0 +1,434 @@
+import { Subscription } from "../events/subscription.js";
+import type { Logger } from "../log.js";
+import { loadVariantCostFacts, type VariantKey, variantKey } from "../products/facts.js";
+import type { DataVersions } from "../query/data-version.js";
+import type { Bus, BusMessage } from "../stores/bus/port.js";
+import type { KvStore } from "../stores/kv/port.js";
+import type { SqlExecutor } from "../stores/sql/port.js";
+import { formatDateTime, type Params, type WarehouseStore } from "../stores/warehouse/port.js";
+import { fromNumeric } from "./money.js";
+import { COSTS_CHANGED, type CostsChanged } from "./outbox.js";
+import { CostResolver } from "./resolve.js";
+import type { StoredLine } from "./schemas.js";
+import { readAccountFacts } from "./service.js";
+import {
+  computeSnapshot,
+  FxTable,
+  type Snapshot,
+  type SnapshotContext,
+  type SnapshotOrder,
+  sameSnapshot,
+  textUnits,
+  unitsText,
+} from "./snapshot.js";
+
+/**
+ * Per-order cost recalculation (docs/costs.md "Per-order snapshots"): finds the orders a change can
+ * affect, computes their snapshots in batches (snapshot.ts) and writes a new `order_costs` version for
+ * each order whose snapshot differs from the stored one — so running twice writes nothing. Progress is
+ * committed per batch: the batch's rows are in the warehouse and the cursor (last order id) is in the
+ * KV store under the run's checkpoint key, so a restarted run resumes after the last finished batch.
+ */
+
+export type RecalcMode = "all" | "missing";
+
+export interface RecalcScope {
+  pixelId: string;
+  /** Exactly these orders (orders.changed). */
+  orderIds?: readonly string[];
+  /** Days of the account timezone, inclusive; null/absent = open. */
+  from?: string | null;
+  to?: string | null;
+  /** Only orders with a line of one of these variants. */
+  variants?: readonly VariantKey[] | null;
+  /** Only orders paid through one of these gateways (case-insensitive). */
+  gateways?: readonly string[] | null;
+  /** Only orders shipped to one of these countries. */
+  countries?: readonly string[] | null;
+  /** `missing`: only orders without a snapshot; `all` (default): every order in scope. */
+  mode?: RecalcMode;
+}
+
+export interface RecalcProgress {
+  pixelId: string;
+  total: number;
+  scanned: number;
+  written: number;
+  unchanged: number;
+}
+
+export interface RecalcRunOptions {
+  /** KV key holding the cursor of this run; a restarted run with the same key resumes there. */
+  checkpointKey?: string;
+  onProgress?: (p: RecalcProgress) => void;
+  batchSize?: number;
+}
+
+interface BatchRow {
+  order_id: string;
+  ts: string | number;
+  currency: string;
+  total: string;
+  gateway: string;
+  country: string;
+  lines: [string, string, number, string][];
+  has: number;
+  sv: string | number;
+  scur: string;
+  scogs: string;
+  shandling: string;
+  sshipping: string;
+  sgateway: string;
+  sorder: string;
+  sdetails: string;
+}
+
+const DEFAULT_BATCH = 10_000;
+
+export class RecalcService {
+  constructor(
+    private readonly sql: SqlExecutor,
+    private readonly warehouse: WarehouseStore,
+    private readonly kv: KvStore,
+    private readonly versions: DataVersions,
+  ) {}
+
+  /** The pixel's account id; null for an unknown pixel. */
+  async accountOf(pixelId: string): Promise<string | null> {
+    const { rows } = await this.sql.query<{ account_id: string }>(
+      "SELECT account_id FROM pixels WHERE id = $1",
+      [pixelId],
+    );
+    return rows[0]?.account_id ?? null;
+  }
+
+  async pixelsOf(accountId: string): Promise<string[]> {
+    const { rows } = await this.sql.query<{ id: string }>(
+      "SELECT id FROM pixels WHERE account_id = $1 ORDER BY id",
+      [accountId],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  private async context(accountId: string): Promise<Omit<SnapshotContext, "variants">> {
+    const account = await readAccountFacts(this.sql, accountId);
+    const { rows } = await this.sql.query<{
+      id: string;
+      cost_type: string;
+      line: Record<string, unknown>;
+      start: string | null;
+      end: string | null;
+    }>(
+      `SELECT id, cost_type, line, effective_start::text AS start, effective_end::text AS "end"
+       FROM cost_lines WHERE account_id = $1 AND cost_type IN ('order', 'gateway', 'shipping') ORDER BY id`,
+      [accountId],
+    );
+    const lines = (type: string): StoredLine[] =>
+      rows
+        .filter((r) => r.cost_type === type)
+        .map(
+          (r) =>
+            ({
+              ...r.line,
+              id: r.id,
+              effectiveStartDate: r.start,
+              effectiveEndDate: r.end,
+            }) as StoredLine,
+        );
+    const fx = await this.warehouse.query<{ currency: string; date: string; rate: string }>(
+      "SELECT currency, toString(date) AS date, toString(usd_rate) AS rate FROM fx_rates FINAL",
+    );
+    return {
+      resolver: new CostResolver(account),
+      timezone: account.timezone,
+      orderLines: lines("order"),
+      gatewayLines: lines("gateway"),
+      shippingLines: lines("shipping"),
+      fx: new FxTable(fx.map((r) => ({ currency: r.currency, date: r.date, usdRate: Number(r.rate) })))
+        .lookup,
+    };
+  }
+
+  /** The WHERE clause on `orders` for a scope, with its parameters. */
+  private filter(scope: RecalcScope, timezone: string): { where: string; params: Params } {
+    const parts = ["pixel_id = {pixel:String}"];
+    const params: Record<string, Params[string]> = { pixel: scope.pixelId, tz: timezone };
+    if (scope.orderIds) {
+      parts.push("order_id IN {ids:Array(String)}");
+      params.ids = [...scope.orderIds];
+    }
+    if (scope.from) {
+      parts.push("toDate(created_at, {tz:String}) >= {from:Date}");
+      params.from = scope.from;
+    }
+    if (scope.to) {
+      parts.push("toDate(created_at, {tz:String}) <= {to:Date}");
+      params.to = scope.to;
+    }
+    if (scope.variants) {
+      // Over-broad on purpose (product and variant ids matched separately): an extra order is only
+      // re-resolved, never rewritten, when its snapshot did not change.
+      parts.push(`order_id IN (SELECT order_id FROM order_lines WHERE pixel_id = {pixel:String}
+        AND variant_id IN {vids:Array(String)} AND product_id IN {pids:Array(String)})`);
+      params.vids = [...new Set(scope.variants.map((v) => v.variantId))];
+      params.pids = [...new Set(scope.variants.map((v) => v.productId))];
+    }
+    if (scope.gateways) {
+      parts.push("lower(gateway) IN {gws:Array(String)}");
+      params.gws = scope.gateways.map((g) => g.toLowerCase());
+    }
+    if (scope.countries) {
+      parts.push("upper(country) IN {cs:Array(String)}");
+      params.cs = scope.countries.map((c) => c.toUpperCase());
+    }
+    if (scope.mode === "missing") {
+      parts.push("order_id NOT IN (SELECT order_id FROM order_costs WHERE pixel_id = {pixel:String})");
+    }
+    return { where: parts.join(" AND "), params };
+  }
+
+  /** How many orders a scope covers (for progress). */
+  async count(scope: RecalcScope, timezone: string): Promise<number> {
+    const { where, params } = this.filter(scope, timezone);
+    const rows = await this.warehouse.query<{ n: string | number }>(
+      `SELECT count() AS n FROM orders FINAL WHERE ${where}`,
+      params,
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** Recomputes the snapshots of every order in scope; writes only the ones that changed. */
+  async recalc(scope: RecalcScope, options: RecalcRunOptions = {}): Promise<RecalcProgress> {
+    const accountId = await this.accountOf(scope.pixelId);
+    const progress: RecalcProgress = {
+      pixelId: scope.pixelId,
+      total: 0,
+      scanned: 0,
+      written: 0,
+      unchanged: 0,
+    };
+    if (!accountId) return progress;
+    const base = await this.context(accountId);
+    const { where, params } = this.filter(scope, base.timezone);
+    progress.total = await this.count(scope, base.timezone);
+    const batch = options.batchSize ?? DEFAULT_BATCH;
+    let cursor = options.checkpointKey ? ((await this.kv.get(options.checkpointKey)) ?? "") : "";
+    options.onProgress?.({ ...progress });
+    for (;;) {
+      const rows = await this.warehouse.query<BatchRow>(
+        `WITH sel AS (SELECT order_id FROM orders FINAL WHERE ${where} AND order_id > {cursor:String}
+                      ORDER BY order_id LIMIT {n:UInt32})
+SELECT o.order_id AS order_id, toUnixTimestamp64Milli(o.created_at) AS ts, o.currency AS currency,
+  toString(o.total_price) AS total, o.gateway AS gateway, o.country AS country, l.lines AS lines,
+  s.order_id != '' AS has, s.version AS sv, s.currency AS scur, toString(s.cogs) AS scogs,
+  toString(s.handling) AS shandling, toString(s.shipping) AS sshipping, toString(s.gateway) AS sgateway,
+  toString(s.order_level) AS sorder, s.details AS sdetails
+FROM (SELECT * FROM orders FINAL WHERE pixel_id = {pixel:String} AND order_id IN (SELECT order_id FROM sel)) AS o
+LEFT JOIN (SELECT order_id, version, arraySort(x -> x.1, groupArray((line_index, product_id, variant_id, quantity, toString(price)))) AS lines0,
+           arrayMap(x -> (x.2, x.3, x.4, x.5), lines0) AS lines
+           FROM order_lines FINAL WHERE pixel_id = {pixel:String} AND order_id IN (SELECT order_id FROM sel)
+           GROUP BY order_id, version) AS l ON l.order_id = o.order_id AND l.version = o.version
+LEFT JOIN (SELECT * FROM order_costs FINAL WHERE pixel_id = {pixel:String} AND order_id IN (SELECT order_id FROM sel)) AS s
+  ON s.order_id = o.order_id
+ORDER BY o.order_id
+SETTINGS join_use_nulls = 0`,
+        { ...params, cursor, n: batch },
+      );
+      if (rows.length === 0) break;
+      await this.processBatch(scope.pixelId, rows, base, progress);
+      cursor = rows[rows.length - 1]?.order_id ?? cursor;
+      // Progress is committed per batch: rows written above, cursor here.
+      if (options.checkpointKey) await this.kv.set(options.checkpointKey, cursor, 7 * 86_400_000);
+      options.onProgress?.({ ...progress });
+      if (rows.length < batch) break;
+    }
+    if (options.checkpointKey) await this.kv.del(options.checkpointKey);
+    if (progress.written > 0) await this.versions.bump([scope.pixelId]);
+    return progress;
+  }
+
+  private async processBatch(
+    pixelId: string,
+    rows: BatchRow[],
+    base: Omit<SnapshotContext, "variants">,
+    progress: RecalcProgress,
+  ): Promise<void> {
+    const keys = new Map<string, VariantKey>();
+    for (const r of rows) {
+      for (const [productId, variantId] of r.lines ?? []) {
+        const k = { productId, variantId };
+        keys.set(variantKey(k), k);
+      }
+    }
+    const variants = await loadVariantCostFacts(this.sql, pixelId, [...keys.values()]);
+    const ctx: SnapshotContext = { ...base, variants };
+    const now = Date.now();
+    const computedAt = formatDateTime(new Date(now));
+    const out: Record<string, unknown>[] = [];
+    for (const r of rows) {
+      const order: SnapshotOrder = {
+        orderId: r.order_id,
+        createdAt: Number(r.ts),
+        currency: r.currency,
+        totalPrice: fromNumeric(r.total),
+        gateway: r.gateway,
+        country: r.country,
+        lines: (r.lines ?? []).map(([productId, variantId, quantity, price]) => ({
+          productId,
+          variantId,
+          quantity: Number(quantity),
+          price: fromNumeric(price),
+        })),
+      };
+      const snap = computeSnapshot(order, ctx);
+      progress.scanned++;
+      if (Number(r.has) && sameSnapshot(snap, stored(r))) {
+        progress.unchanged++;
+        continue;
+      }
+      const previous = Number(r.has) ? Number(r.sv) : 0;
+      out.push(snapshotRow(pixelId, r.order_id, Math.max(now, previous + 1), computedAt, snap));
+    }
+    if (out.length) await this.warehouse.insert("order_costs", out);
+    progress.written += out.length;
+  }
+}
+
+function stored(r: BatchRow): Snapshot {
+  return {
+    currency: r.scur,
+    cogs: textUnits(r.scogs),
+    handling: textUnits(r.shandling),
+    shipping: textUnits(r.sshipping),
+    gateway: textUnits(r.sgateway),
+    orderLevel: textUnits(r.sorder),
+    details: r.sdetails,
+  };
+}
+
+export function snapshotRow(
+  pixelId: string,
+  orderId: string,
+  version: number,
+  computedAt: string,
+  s: Snapshot,
+): Record<string, unknown> {
+  return {
+    pixel_id: pixelId,
+    order_id: orderId,
+    version,
+    computed_at: computedAt,
+    currency: s.currency,
+    cogs: unitsText(s.cogs),
+    handling: unitsText(s.handling),
+    shipping: unitsText(s.shipping),
+    gateway: unitsText(s.gateway),
+    order_level: unitsText(s.orderLevel),
+    details: s.details,
+  };
+}
+
+/** The recalculation scopes (one per pixel) a `costs.changed` payload calls for. */
+export async function scopesOfCostsChanged(service: RecalcService, c: CostsChanged): Promise<RecalcScope[]> {
+  const pixels = c.pixelId ? [c.pixelId] : await service.pixelsOf(c.accountId);
+  const range = { from: c.dateRange.from, to: c.dateRange.to };
+  const sides = c.changes.flatMap((ch) => [ch.old, ch.new]).filter((x): x is object => x !== null) as Record<
+    string,
+    unknown
+  >[];
+  let extra: Partial<RecalcScope> = {};
+  if (c.kind === "variant_cog" || c.kind === "handling_fee") extra = { ...range, variants: c.variants ?? [] };
+  else if (c.kind === "global_product_override") extra = {};
+  else if (c.costType === "gateway") {
+    extra = { ...range, gateways: [...new Set(sides.map((s) => String(s.gateway)))] };
+  } else if (c.costType === "shipping") {
+    const everyCountry = sides.some((s) => !Array.isArray(s.countries) || s.countries.length === 0);
+    extra = {
+      ...range,
+      ...(everyCountry ? {} : { countries: [...new Set(sides.flatMap((s) => s.countries as string[]))] }),
+    };
+  } else extra = range;
+  return pixels.map((pixelId) => ({ pixelId, ...extra, mode: "all" as const }));
+}
+
+export const RECALC_GROUP = "cogs-recalc";
+/** Deliveries after which an orders.changed whose orders are still not readable is dropped. */
+const MAX_EARLY_DELIVERIES = 5;
+
+/**
+ * The worker: one consumer group (`cogs-recalc`) on the `orders.changed` and `costs.changed` bus
+ * streams (the relay moves both outbox topics there, src/events/topics.ts). A handler that throws
+ * leaves its message pending for redelivery; a message's checkpoint key is its outbox key, so a
+ * restarted recalculation resumes after its last committed batch.
+ */
+export class RecalcWorker {
+  private readonly subs: Subscription[];
+
+  constructor(
+    bus: Bus,
+    private readonly service: RecalcService,
+    private readonly options: { log?: Logger; pollIntervalMs?: number; claimIdleMs?: number } = {},
+  ) {
+    const common = {
+      group: RECALC_GROUP,
+      batchSize: 20,
+      claimIdleMs: options.claimIdleMs ?? 10 * 60_000,
+      pollIntervalMs: options.pollIntervalMs ?? 1_000,
+      onError: (err: unknown, message?: BusMessage) =>
+        options.log?.warn({ err, key: message?.key }, "cost recalculation failed; retried"),
+    };
+    this.subs = [
+      new Subscription(bus, { ...common, stream: "orders.changed", handler: (m) => this.ordersChanged(m) }),
+      new Subscription(bus, { ...common, stream: COSTS_CHANGED, handler: (m) => this.costsChanged(m) }),
+    ];
+  }
+
+  start(): this {
+    for (const s of this.subs) s.start();
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.subs.map((s) => s.stop()));
+  }
+
+  /** Handles everything delivered now (tests and the CLI drive the worker with this). */
+  async runOnce(): Promise<{ delivered: number; failed: number }> {
+    let delivered = 0;
+    let failed = 0;
+    for (const s of this.subs) {
+      for (;;) {
+        const r = await s.runOnce();
+        delivered += r.delivered;
+        failed += r.failed;
+        if (r.delivered === 0 || r.failed > 0) break;
+      }
+    }
+    return { delivered, failed };
+  }
+
+  private progress(key: string) {
+    return (p: RecalcProgress) => this.options.log?.info({ key, ...p }, "cost recalculation progress");
+  }
+
+  private async ordersChanged(m: BusMessage): Promise<void> {
+    const { pixelId, orderIds } = m.payload as { pixelId: string; orderIds: string[] };
+    const scope: RecalcScope = { pixelId, orderIds };
+    const accountId = await this.service.accountOf(pixelId);
+    if (!accountId) return;
+    const found = await this.service.count(scope, "UTC");
+    // SyncService announces before its warehouse write: orders not readable yet come again later.
+    if (found < orderIds.length && m.deliveries < MAX_EARLY_DELIVERIES) {
+      throw new Error(`orders.changed ${m.key}: ${orderIds.length - found} orders not in the warehouse yet`);
+    }
+    await this.service.recalc(scope, { checkpointKey: `recalc:${m.key}`, onProgress: this.progress(m.key) });
+  }
+
+  private async costsChanged(m: BusMessage): Promise<void> {
+    const payload = m.payload as CostsChanged;
+    for (const scope of await scopesOfCostsChanged(this.service, payload)) {
+      const key = `recalc:${m.key}:${scope.pixelId}`;
+      await this.service.recalc(scope, { checkpointKey: key, onProgress: this.progress(m.key) });
+    }
+  }
+}
