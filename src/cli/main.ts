@@ -5,6 +5,7 @@ import { STORABLE_SCOPES } from "../keys/scopes.js";
 import { serve } from "../main.js";
 import { VERSION } from "../version.js";
 import { output, reportCliError, withContext } from "./context.js";
+import { registerCostsCommands } from "./costs.js";
 import { registerDemoCommand } from "./demo.js";
 import { registerDestinationCommands } from "./destinations.js";
 import { parseDuration } from "./duration.js";
@@ -237,5 +238,6 @@ registerDestinationCommands(program);
 registerDemoCommand(program);
 registerImportCommands(program);
 registerEventCommands(program);
+registerCostsCommands(program);
 
 program.parseAsync(process.argv).catch(reportCliError);
