@@ -37,6 +37,9 @@ export function emitAttribution(ctx: EmitContext, spec: AttributionSpec): string
     `t.cid != '' AND t.touch_time <= c.ts` +
     (windowDays < 0 ? "" : ` AND t.touch_time > subtractDays(c.ts, ${b.bind(windowDays, "Int64")})`);
 
+  // An event without a value or a currency is worth 0 and needs no rate (a '' currency made the
+  // factor 1/0, and 0 × inf a NaN that wiped out its whole group's revenue).
+  const valuelessAsUsd = "if(e.value IS NULL OR e.currency = '', 'USD', e.currency)";
   const conv =
     spec.valueSource === "orders"
       ? `conv AS (
@@ -50,7 +53,7 @@ export function emitAttribution(ctx: EmitContext, spec: AttributionSpec): string
 )`
       : `conv AS (
   SELECT e.event_id AS conv_id, e.event_time AS ts, if(h.new != '', h.new, e.canonical_id) AS cid,
-    e.currency AS cur, toDate(e.event_time) AS fx_day, toUInt8(1) AS fx_k,
+    ${valuelessAsUsd} AS cur, toDate(e.event_time) AS fx_day, toUInt8(1) AS fx_k,
     if(e.value IS NULL OR e.currency = '', 0., toFloat64(e.value)) AS value${convDims.join("")}
   FROM (SELECT * FROM events WHERE pixel_id = ${p.pixel} AND name = ${b.bind(spec.eventName, "String")}
     AND event_time >= ${p.start} AND event_time < ${p.end}) AS e
