@@ -111,7 +111,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
         : {}),
     }),
     dashboards: new DashboardService(stores.sql),
-    costs: new CostService(stores.sql),
+    costs: new CostService(stores.sql, (accountId) => versions.bumpAccount(accountId)),
     products: new ProductService(stores.sql),
     relay,
     recalc,

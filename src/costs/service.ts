@@ -92,7 +92,17 @@ const VARIABLE_RATE_FIELD = { pct_ad_spend: "percentRate", pct_revenue: "percent
  * time and write none.
  */
 export class CostService {
-  constructor(private readonly sql: SqlStore) {}
+  constructor(
+    private readonly sql: SqlStore,
+    /** Told after a committed change: report-time costs change every cached figure of the account. */
+    private readonly onChanged: (accountId: string) => Promise<void> = async () => {},
+  ) {}
+
+  private async changed<T>(accountId: string, result: Promise<T>): Promise<T> {
+    const value = await result;
+    await this.onChanged(accountId);
+    return value;
+  }
 
   /** The whole bag, or only `type` (still keyed by it). */
   async config(accountId: string, type?: ConfigType): Promise<Partial<CostConfig>> {
@@ -102,22 +112,25 @@ export class CostService {
 
   async addLine(accountId: string, body: CreateLineBody, actor: string): Promise<CostConfig> {
     const { body: line, start, end } = splitDates(body.line);
-    return this.sql.transaction(async (tx) => {
-      const id = ulid();
-      await tx.query(
-        `INSERT INTO cost_lines (id, account_id, cost_type, line, effective_start, effective_end)
+    return this.changed(
+      accountId,
+      this.sql.transaction(async (tx) => {
+        const id = ulid();
+        await tx.query(
+          `INSERT INTO cost_lines (id, account_id, cost_type, line, effective_start, effective_end)
          VALUES ($1, $2, $3, $4, $5, $6)`,
-        [id, accountId, body.costType, line, start, end],
-      );
-      const created = ordered({
-        id,
-        ...(line as { name: string; currency: string }),
-        effectiveStartDate: start,
-        effectiveEndDate: end,
-      });
-      await announce(tx, accountId, body.costType, "created", { old: null, new: created }, actor);
-      return readConfig(tx, accountId);
-    });
+          [id, accountId, body.costType, line, start, end],
+        );
+        const created = ordered({
+          id,
+          ...(line as { name: string; currency: string }),
+          effectiveStartDate: start,
+          effectiveEndDate: end,
+        });
+        await announce(tx, accountId, body.costType, "created", { old: null, new: created }, actor);
+        return readConfig(tx, accountId);
+      }),
+    );
   }
 
   async updateLine(
@@ -126,39 +139,46 @@ export class CostService {
     body: UpdateLineBody,
     actor: string,
   ): Promise<CostConfig> {
-    return this.sql.transaction(async (tx) => {
-      const before = await lockLine(tx, accountId, lineId, body.costType);
-      const updates: Record<string, unknown> = { ...body.updates };
-      const merged: Record<string, unknown> = { ...before };
-      delete merged.id;
-      if (body.costType === "variable" && typeof updates.type === "string" && updates.type !== before.type) {
-        const stale = VARIABLE_RATE_FIELD[before.type as keyof typeof VARIABLE_RATE_FIELD];
-        if (stale && !(stale in updates)) delete merged[stale];
-      }
-      for (const [k, v] of Object.entries(updates)) {
-        // null removes an optional list (countries); dates keep null, meaning unbounded.
-        if (v === null && k === "countries") delete merged[k];
-        else merged[k] = v;
-      }
-      const parsed = LINE_SCHEMAS[body.costType].safeParse(merged);
-      if (!parsed.success) throw new ValidationError(toFieldIssues(parsed.error, ["updates"]));
-      const { body: line, start, end } = splitDates(parsed.data as Record<string, unknown>);
-      const after = ordered({
-        id: lineId,
-        ...(line as { name: string; currency: string }),
-        effectiveStartDate: start,
-        effectiveEndDate: end,
-      });
-      if (canonical(after) !== canonical(before)) {
-        await tx.query(
-          `UPDATE cost_lines SET line = $3, effective_start = $4, effective_end = $5, updated_at = now()
+    return this.changed(
+      accountId,
+      this.sql.transaction(async (tx) => {
+        const before = await lockLine(tx, accountId, lineId, body.costType);
+        const updates: Record<string, unknown> = { ...body.updates };
+        const merged: Record<string, unknown> = { ...before };
+        delete merged.id;
+        if (
+          body.costType === "variable" &&
+          typeof updates.type === "string" &&
+          updates.type !== before.type
+        ) {
+          const stale = VARIABLE_RATE_FIELD[before.type as keyof typeof VARIABLE_RATE_FIELD];
+          if (stale && !(stale in updates)) delete merged[stale];
+        }
+        for (const [k, v] of Object.entries(updates)) {
+          // null removes an optional list (countries); dates keep null, meaning unbounded.
+          if (v === null && k === "countries") delete merged[k];
+          else merged[k] = v;
+        }
+        const parsed = LINE_SCHEMAS[body.costType].safeParse(merged);
+        if (!parsed.success) throw new ValidationError(toFieldIssues(parsed.error, ["updates"]));
+        const { body: line, start, end } = splitDates(parsed.data as Record<string, unknown>);
+        const after = ordered({
+          id: lineId,
+          ...(line as { name: string; currency: string }),
+          effectiveStartDate: start,
+          effectiveEndDate: end,
+        });
+        if (canonical(after) !== canonical(before)) {
+          await tx.query(
+            `UPDATE cost_lines SET line = $3, effective_start = $4, effective_end = $5, updated_at = now()
            WHERE id = $1 AND account_id = $2`,
-          [lineId, accountId, line, start, end],
-        );
-        await announce(tx, accountId, body.costType, "updated", { old: before, new: after }, actor);
-      }
-      return readConfig(tx, accountId);
-    });
+            [lineId, accountId, line, start, end],
+          );
+          await announce(tx, accountId, body.costType, "updated", { old: before, new: after }, actor);
+        }
+        return readConfig(tx, accountId);
+      }),
+    );
   }
 
   async deleteLine(
@@ -167,41 +187,50 @@ export class CostService {
     costType: LineCostType,
     actor: string,
   ): Promise<CostConfig> {
-    return this.sql.transaction(async (tx) => {
-      const before = await lockLine(tx, accountId, lineId, costType);
-      await tx.query("DELETE FROM cost_lines WHERE id = $1 AND account_id = $2", [lineId, accountId]);
-      await announce(tx, accountId, costType, "deleted", { old: before, new: null }, actor);
-      return readConfig(tx, accountId);
-    });
+    return this.changed(
+      accountId,
+      this.sql.transaction(async (tx) => {
+        const before = await lockLine(tx, accountId, lineId, costType);
+        await tx.query("DELETE FROM cost_lines WHERE id = $1 AND account_id = $2", [lineId, accountId]);
+        await announce(tx, accountId, costType, "deleted", { old: before, new: null }, actor);
+        return readConfig(tx, accountId);
+      }),
+    );
   }
 
   /** Sets the account's global product override (tier 3 of COGS resolution). */
   async setOverride(accountId: string, input: OverrideInput, actor: string): Promise<CostConfig> {
-    return this.sql.transaction(async (tx) => {
-      const before = await readOverride(tx, accountId, true);
-      const unchanged = before && before.type === input.type && before.value === input.value;
-      if (!unchanged) {
-        await tx.query(
-          `INSERT INTO cost_overrides (account_id, override, updated_at) VALUES ($1, $2, now())
+    return this.changed(
+      accountId,
+      this.sql.transaction(async (tx) => {
+        const before = await readOverride(tx, accountId, true);
+        const unchanged = before && before.type === input.type && before.value === input.value;
+        if (!unchanged) {
+          await tx.query(
+            `INSERT INTO cost_overrides (account_id, override, updated_at) VALUES ($1, $2, now())
            ON CONFLICT (account_id) DO UPDATE SET override = excluded.override, updated_at = now()`,
-          [accountId, { type: input.type, value: input.value }],
-        );
-        await announceOverride(tx, accountId, before ? "updated" : "created", before, input, actor);
-      }
-      return readConfig(tx, accountId);
-    });
+            [accountId, { type: input.type, value: input.value }],
+          );
+          await announceOverride(tx, accountId, before ? "updated" : "created", before, input, actor);
+        }
+        return readConfig(tx, accountId);
+      }),
+    );
   }
 
   /** Removes the override; without one this changes nothing and still answers the configuration. */
   async clearOverride(accountId: string, actor: string): Promise<CostConfig> {
-    return this.sql.transaction(async (tx) => {
-      const before = await readOverride(tx, accountId, true);
-      if (before) {
-        await tx.query("DELETE FROM cost_overrides WHERE account_id = $1", [accountId]);
-        await announceOverride(tx, accountId, "deleted", before, null, actor);
-      }
-      return readConfig(tx, accountId);
-    });
+    return this.changed(
+      accountId,
+      this.sql.transaction(async (tx) => {
+        const before = await readOverride(tx, accountId, true);
+        if (before) {
+          await tx.query("DELETE FROM cost_overrides WHERE account_id = $1", [accountId]);
+          await announceOverride(tx, accountId, "deleted", before, null, actor);
+        }
+        return readConfig(tx, accountId);
+      }),
+    );
   }
 
   /** Currency, timezone and override: the account's part of COGS resolution. */

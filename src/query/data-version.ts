@@ -8,10 +8,18 @@ import type { KvStore } from "../stores/kv/port.js";
 export class DataVersions {
   constructor(private readonly kv: KvStore) {}
 
-  /** The pixel's version and the global one (FX rates belong to every pixel). */
-  async current(pixelId: string): Promise<string> {
-    const [global, own] = await Promise.all([this.kv.get(key("*")), this.kv.get(key(pixelId))]);
-    return `${global ?? "0"}.${own ?? "0"}`;
+  /** The global version (FX rates), the pixel's, and its account's (cost configuration). */
+  async current(pixelId: string, accountId: string): Promise<string> {
+    const [global, own, account] = await Promise.all([
+      this.kv.get(key("*")),
+      this.kv.get(key(pixelId)),
+      this.kv.get(key(`account:${accountId}`)),
+    ]);
+    return `${global ?? "0"}.${own ?? "0"}.${account ?? "0"}`;
+  }
+
+  async bumpAccount(accountId: string): Promise<void> {
+    await this.kv.incr(key(`account:${accountId}`));
   }
 
   async bumpGlobal(): Promise<void> {

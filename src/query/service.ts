@@ -97,7 +97,7 @@ export class QueryService {
       };
     }
     // The plan is the normalized query (relative dates resolved, settings merged): its hash is the key.
-    return this.cached(pixelId, plan, opts, async () => {
+    return this.cached(accountId, pixelId, plan, opts, async () => {
       const costs = plan.reportCosts ? await this.costInputs(accountId, plan) : null;
       return shapeResults(plan, await this.run(plan), costs);
     });
@@ -124,7 +124,7 @@ export class QueryService {
       settings: env.storedOrderSettings,
       day: env.now.toISOString().slice(0, 10),
     };
-    return this.cached(q.pixelId, normalized, opts, async () => {
+    return this.cached(accountId, q.pixelId, normalized, opts, async () => {
       const rows = await this.deps.warehouse.query<Record<string, unknown>>(
         entities.sql,
         entities.params as never,
@@ -172,8 +172,12 @@ export class QueryService {
     }
     const { now: _now, ...stable } = plan;
     // Which periods a cohort has reached depends on today: the key carries the date.
-    return this.cached(q.pixelId, { cohorts: stable, day: plan.now.slice(0, 10) }, opts, async () =>
-      shapeCohorts(plan, await this.deps.warehouse.query(plan.sql, plan.params as never)),
+    return this.cached(
+      accountId,
+      q.pixelId,
+      { cohorts: stable, day: plan.now.slice(0, 10) },
+      opts,
+      async () => shapeCohorts(plan, await this.deps.warehouse.query(plan.sql, plan.params as never)),
     );
   }
 
@@ -191,12 +195,13 @@ export class QueryService {
 
   /** The cache around a computation: key = pixel + data version + hash of the normalized query. */
   private async cached(
+    accountId: string,
     pixelId: string,
     normalized: unknown,
     opts: RunOptions,
     compute: () => Promise<object>,
   ): Promise<QueryAnswer> {
-    const version = await this.deps.versions.current(pixelId);
+    const version = await this.deps.versions.current(pixelId, accountId);
     const digest = createHash("sha256").update(JSON.stringify(normalized)).digest("base64url");
     const key = `q:${pixelId}:${version}:${digest}`;
     if (!opts.bypassCache) {
@@ -244,15 +249,15 @@ export class QueryService {
       plan.compare && plan.compare.range.endDate > plan.primary.range.endDate
         ? plan.compare.range.endDate
         : plan.primary.range.endDate;
-    const fx = await this.deps.warehouse.query<{ currency: string; date: string; rate: number }>(
-      `SELECT currency, toString(date) AS date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates
+    const fx = await this.deps.warehouse.query<{ currency: string; day: string; rate: number }>(
+      `SELECT currency, toString(date) AS day, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates
        WHERE currency IN {c:Array(String)} AND date <= {d:Date} GROUP BY currency, date ORDER BY currency, date`,
       { c: currencies, d: last },
     );
     const rates: RateTable = new Map();
     for (const r of fx) {
       if (!rates.has(r.currency)) rates.set(r.currency, []);
-      rates.get(r.currency)!.push([r.date, Number(r.rate)]);
+      rates.get(r.currency)!.push([r.day, Number(r.rate)]);
     }
     return { lines, rates };
   }

@@ -291,3 +291,35 @@ describe("channel details and cohorts", () => {
     expect(body.average.periods).toHaveLength(2);
   });
 });
+
+describe("cache and the account's cost configuration", () => {
+  it("a new fixed cost line changes the cached figure at once", async () => {
+    const body = {
+      measures: ["costs.fixed"],
+      dateRange: { start: "2026-03-01", end: "2026-03-07" },
+      granularity: "none",
+      timezone: "UTC",
+    };
+    const first = await query(body, {});
+    expect(first.status, first.text).toBe(200);
+    expect(first.headers.get("x-cache")).toBe("miss");
+    const again = await query(body, {});
+    expect(again.headers.get("x-cache")).toBe("hit");
+    expect(again.body).toEqual(first.body);
+    const { key } = await app.services.keys.create({ pixelId: px.pixelId, scopes: ["costs:write"] });
+    const added = await app.call("POST", "/accounts/api/costs/lines", {
+      key,
+      pixelId: px.pixelId,
+      body: {
+        costType: "fixed",
+        line: { name: "Rent", amount: 70, frequency: "weekly", category: "office", currency: "USD" },
+      },
+    });
+    expect(added.status, added.text).toBe(200);
+    const after = await query(body, {});
+    expect(after.headers.get("x-cache")).toBe("miss");
+    // 70 per week = 10 per day, 7 days.
+    const [result] = (after.body as { results: { data: { primary: Json[] } }[] }).results;
+    expect(result!.data.primary[0]!["costs.fixed"]).toBe(70);
+  });
+});
