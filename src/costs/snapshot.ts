@@ -122,8 +122,26 @@ export class FxTable {
   };
 }
 
+/** Days of 15-minute buckets per timezone (every UTC offset is a multiple of 15 minutes). */
+const dayCache = new Map<string, Map<number, string>>();
+function orderDay(timezone: string, ms: number): string {
+  let byBucket = dayCache.get(timezone);
+  if (!byBucket) {
+    byBucket = new Map();
+    dayCache.set(timezone, byBucket);
+  }
+  const bucket = Math.floor(ms / 900_000);
+  let day = byBucket.get(bucket);
+  if (day === undefined) {
+    if (byBucket.size > 100_000) byBucket.clear();
+    day = dayIn(timezone, bucket * 900_000);
+    byBucket.set(bucket, day);
+  }
+  return day;
+}
+
 export function computeSnapshot(order: SnapshotOrder, ctx: SnapshotContext): Snapshot {
-  const day = dayIn(ctx.timezone, order.createdAt);
+  const day = orderDay(ctx.timezone, order.createdAt);
   const target = order.currency;
   const skipped: string[] = [];
   const fxDay = new Date(order.createdAt).toISOString().slice(0, 10);
