@@ -1,4 +1,4 @@
-import type { ParamValue } from "../stores/warehouse/port.js";
+import { formatDateTime, type ParamValue } from "../stores/warehouse/port.js";
 
 /** ClickHouse types a bound value may take; identifiers never travel this way. */
 export type ParamType =
@@ -21,7 +21,9 @@ export class Binder {
 
   bind(value: ParamValue, type: ParamType): string {
     const name = `p${this.n++}`;
-    this.values[name] = value;
+    // Instants are kept as the engine's text (what goes on the wire), so the parameters `?explain=true`
+    // returns run as they are: a Date became ISO text ending in Z, which ClickHouse refuses.
+    this.values[name] = value instanceof Date ? formatDateTime(value) : value;
     return `{${name}:${type}}`;
   }
 
