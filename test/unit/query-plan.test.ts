@@ -1,0 +1,362 @@
+/**
+ * The query planner (src/query/plan.ts) without any store: pure (the same request and environment
+ * give the same plan, inputs untouched), the exact SQL and parameters of one small plan, every
+ * request value bound as a `{pN:Type}` parameter (the SQL text depends on the query's shape only,
+ * never on its values), and identifiers only from the catalog.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_ORDER_SETTINGS } from "../../src/accounts/schemas.js";
+import { ValidationError } from "../../src/errors.js";
+import { FIELD_BY_NAME, FIELDS, OPERATORS_BY_TYPE } from "../../src/query/filters/fields.js";
+import type { Filter } from "../../src/query/filters/schema.js";
+import { MEASURES } from "../../src/query/measures.js";
+import {
+  planAttributionQuery,
+  planGeneralQuery,
+  type QueryEnvironment,
+  type QueryPlan,
+} from "../../src/query/plan.js";
+import { attributionQuerySchema, generalQuerySchema } from "../../src/query/schemas.js";
+
+const ENV: QueryEnvironment = {
+  accountTimezone: "Europe/Berlin",
+  storedOrderSettings: DEFAULT_ORDER_SETTINGS,
+  now: new Date("2026-03-15T12:00:00Z"),
+};
+
+const general = (body: Record<string, unknown>) => generalQuerySchema.parse({ pixelId: "px_1", ...body });
+const attribution = (body: Record<string, unknown>) =>
+  attributionQuerySchema.parse({ pixelId: "px_1", ...body });
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === "object" && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o)) deepFreeze(v);
+  }
+  return o;
+}
+
+const PLACEHOLDER = /\{(p\d+):([^}]+)\}/g;
+/** The SQL text of every statement: the same for two requests of the same shape. */
+const shapeOf = (plan: QueryPlan) => plan.statements.map((s) => s.sql);
+
+const RICH = {
+  measures: ["orders.count", "orders.net_revenue", "customers.new"],
+  dimensions: ["orders.country"],
+  dateRange: { start: "7daysAgo", end: "yesterday" },
+  compareDateRange: { start: "2026-02-01", end: "2026-02-07" },
+  granularity: "week",
+  timezone: "America/New_York",
+  currency: "EUR",
+  filters: {
+    and: [
+      { field: "orders.tags", op: "contains", value: "vip" },
+      { not: { field: "orders.total_price", op: "between", value: [10, 20] } },
+    ],
+  },
+  orderSettings: { countPendingOrders: true, refundDateAttribution: "order_date" },
+};
+
+describe("planGeneralQuery is pure", () => {
+  it("the same request and environment give the same plan, without touching either", () => {
+    const q = deepFreeze(general(RICH));
+    const env = deepFreeze({ ...ENV, now: new Date(ENV.now) });
+    const a = planGeneralQuery(q, env);
+    const b = planGeneralQuery(q, env);
+    expect(JSON.stringify(a)).toBe(JSON.stringify(b));
+    expect(a).toEqual(b);
+  });
+
+  it("depends on the environment only through what it says: timezone, stored settings, now", () => {
+    const q = general({ ...RICH, timezone: undefined });
+    const berlin = planGeneralQuery(q, ENV);
+    expect(berlin.timezone).toBe("Europe/Berlin");
+    // relative dates resolve at `now` in the query timezone
+    expect([berlin.primary.range.startDate, berlin.primary.range.endDate]).toEqual([
+      "2026-03-08",
+      "2026-03-14",
+    ]);
+    const later = planGeneralQuery(q, { ...ENV, now: new Date("2026-03-16T12:00:00Z") });
+    expect(later.primary.range.startDate).toBe("2026-03-09");
+    // stored settings merge under the request's
+    const stored = planGeneralQuery(
+      general({ measures: ["orders.count"], dateRange: RICH.compareDateRange }),
+      {
+        ...ENV,
+        storedOrderSettings: { ...DEFAULT_ORDER_SETTINGS, countVoidedOrders: true },
+      },
+    );
+    expect(stored.statements[0]!.sql).not.toContain("'voided'");
+    expect(stored.statements[0]!.sql).toContain("'pending'");
+  });
+
+  it("the plan is plain data", () => {
+    const plan = planGeneralQuery(general(RICH), ENV);
+    const round = JSON.parse(JSON.stringify(plan)) as QueryPlan;
+    expect(round.statements).toEqual(plan.statements);
+    for (const s of plan.statements) {
+      for (const v of Object.values(s.params)) expect(v instanceof Date, String(v)).toBe(false);
+    }
+  });
+});
+
+describe("exact SQL and parameters of one small plan", () => {
+  it("orders.count by day over two UTC days, filtered by country", () => {
+    const plan = planGeneralQuery(
+      general({
+        measures: ["orders.count"],
+        dateRange: { start: "2026-03-01", end: "2026-03-02" },
+        timezone: "UTC",
+        filters: { field: "orders.country", op: "equals", value: "US" },
+      }),
+      ENV,
+    );
+    expect(plan.primary.buckets).toEqual([
+      { key: 1772323200, dt: "2026-03-01", start: "2026-03-01T00:00:00Z", end: "2026-03-02T00:00:00Z" },
+      { key: 1772409600, dt: "2026-03-02", start: "2026-03-02T00:00:00Z", end: "2026-03-03T00:00:00Z" },
+    ]);
+    expect(plan.statements).toHaveLength(1);
+    const [s] = plan.statements;
+    expect(s!.source).toBe("orders");
+    expect(s!.period).toBe("primary");
+    // the filter is compiled first, then the source's own values: pixel, timezone, currency, range
+    expect(s!.params).toEqual({
+      p0: "US",
+      p1: "px_1",
+      p2: "UTC",
+      p3: "USD",
+      p4: "2026-03-01 00:00:00.000",
+      p5: "2026-03-03 00:00:00.000",
+      p6: "2026-03-01",
+      p7: "2026-03-02",
+    });
+    expect(s!.sql).toMatchInlineSnapshot(`
+      "WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+      fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p3:String}),
+      co AS (
+        SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
+        FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p1:String}) AS o
+        WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
+      ),
+      lines AS (SELECT order_id, version, sum(quantity) AS units FROM order_lines WHERE pixel_id = {p1:String} GROUP BY order_id, version)
+      SELECT toUnixTimestamp(toStartOfDay(r.ts, {p2:String})) AS bucket,
+        toFloat64(count()) AS orders_count,
+        minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p3:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '')), multiIf(r.cur = {p3:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '') != '') AS fx_missing,
+        grouping(bucket) AS is_total
+      FROM (SELECT o.created_at AS ts, o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k,
+        o.total_price, o.subtotal_price, o.total_discounts, o.total_shipping, o.total_tax, o.customer_key,
+        o.customer_order_number, l.units AS units
+      FROM co AS o LEFT JOIN lines AS l ON l.order_id = o.order_id AND l.version = o.version
+      WHERE o.created_at >= {p4:DateTime64(3, 'UTC')} AND o.created_at < {p5:DateTime64(3, 'UTC')} AND (o.country = {p0:String})) AS r
+      ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
+      ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
+      GROUP BY GROUPING SETS ((bucket), ())"
+    `);
+  });
+});
+
+describe("every value is bound", () => {
+  const anyText = fc.oneof(
+    fc.string({ minLength: 1, maxLength: 12 }),
+    fc.constantFrom("'", "\\", "'; DROP TABLE orders; --", "{p0:String}", "`x`", "%s", "$1", "\u0000x"),
+  );
+
+  /** A filter of the orders/customers families with random values, one condition per field type. */
+  const filterOf = (s: string, n: number): Filter => ({
+    and: [
+      { field: "orders.country", op: "equals", value: s },
+      { field: "orders.tags", op: "in", value: [s, `${s}2`] },
+      { not: { field: "orders.source_name", op: "starts_with", value: s } },
+      { field: "orders.total_price", op: "between", value: [n, n + 1] },
+      { field: "customers.is_returning", op: "equals", value: n > 0 },
+      { field: "orders.created_at", op: "gte", value: "2026-03-01" },
+    ],
+  });
+
+  it("the SQL text depends on the query's shape only: other values give the same SQL", () => {
+    fc.assert(
+      fc.property(anyText, anyText, fc.double({ noNaN: true, noDefaultInfinity: true }), (a, b, n) => {
+        const plan = (s: string) =>
+          planGeneralQuery(
+            general({
+              measures: ["orders.count", "orders.refunds", "attribution.orders"],
+              dateRange: { start: "2026-03-01", end: "2026-03-02" },
+              filters: filterOf(s, n),
+              orderSettings: {
+                exclusionFilters: [
+                  {
+                    id: "0b6f3c39-2a8e-4d0a-9a57-0d1f0c1a6c11",
+                    name: s,
+                    enabled: true,
+                    conditionGroups: [
+                      {
+                        id: "1b6f3c39-2a8e-4d0a-9a57-0d1f0c1a6c11",
+                        logic: "or",
+                        conditions: [
+                          {
+                            id: "2b6f3c39-2a8e-4d0a-9a57-0d1f0c1a6c11",
+                            field: "gateway",
+                            operator: "contains",
+                            value: s,
+                          },
+                        ],
+                      },
+                    ],
+                    createdAt: "2026-01-01T00:00:00Z",
+                    updatedAt: "2026-01-01T00:00:00Z",
+                  },
+                ],
+              },
+            }),
+            ENV,
+          );
+        const pa = plan(a);
+        const pb = plan(b);
+        expect(shapeOf(pa)).toEqual(shapeOf(pb));
+        for (const st of pa.statements) {
+          const values = Object.values(st.params).flat();
+          expect(values).toContain(a);
+          // every placeholder names a parameter of its statement
+          for (const m of st.sql.matchAll(PLACEHOLDER)) expect(st.params).toHaveProperty(m[1]!);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("pixel ids, dates, timezones, currencies, windows and event names are parameters too", () => {
+    const a = planAttributionQuery(
+      attribution({
+        dimension: "attribution.campaign_id",
+        dateRange: { start: "2026-03-01", end: "2026-03-02" },
+        timezone: "Asia/Tokyo",
+        currency: "EUR",
+        attributionModel: "first_click",
+        attributionWindow: 14,
+        valueSource: "events",
+        eventName: "signup",
+      }),
+      ENV,
+    );
+    const b = planAttributionQuery(
+      {
+        ...attribution({
+          dimension: "attribution.campaign_id",
+          dateRange: { start: "2025-12-30", end: "2026-01-04" },
+          timezone: "Pacific/Chatham",
+          currency: "JPY",
+          attributionModel: "first_click",
+          attributionWindow: 90,
+          valueSource: "events",
+          eventName: "lead",
+        }),
+        pixelId: "another-pixel",
+      },
+      ENV,
+    );
+    expect(shapeOf(a)).toEqual(shapeOf(b));
+    expect(a.statements.map((s) => s.source)).toEqual(["attribution", "ads"]);
+    const params = Object.values(a.statements[0]!.params);
+    for (const v of ["px_1", "Asia/Tokyo", "EUR", 14, "signup"]) expect(params).toContain(v);
+  });
+});
+
+describe("identifiers only from the catalog", () => {
+  it("unknown measures, dimensions and filter fields are refused by name, never written into SQL", () => {
+    const bad = (body: Record<string, unknown>, name: string) => {
+      let caught: unknown;
+      try {
+        planGeneralQuery(general({ dateRange: { start: "2026-03-01", end: "2026-03-02" }, ...body }), ENV);
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught).toBeInstanceOf(ValidationError);
+      expect((caught as Error).message).toContain(name);
+    };
+    bad({ measures: ["orders.count; DROP TABLE orders"] }, "orders.count; DROP TABLE orders");
+    bad(
+      { measures: ["orders.count"], dimensions: ["o.country) AS x, (SELECT 1"] },
+      "o.country) AS x, (SELECT 1",
+    );
+    bad(
+      {
+        measures: ["orders.count"],
+        filters: { field: "toString(o.customer_email_hash)", op: "equals", value: "x" },
+      },
+      "toString(o.customer_email_hash)",
+    );
+    bad(
+      { measures: ["orders.count"], filters: { field: "orders.country", op: "equals; --", value: "x" } },
+      "equals; --",
+    );
+    expect(() =>
+      planAttributionQuery(
+        attribution({
+          dimension: "orders.country",
+          dateRange: { start: "2026-03-01", end: "2026-03-02" },
+          attributionModel: "last_click",
+          attributionWindow: 7,
+        }),
+        ENV,
+      ),
+    ).toThrow(/orders\.country/);
+  });
+
+  it("each dimension's column is the catalog's expression", () => {
+    for (const f of FIELDS.filter((x) => x.family === "orders" || x.family === "customers")) {
+      const plan = planGeneralQuery(
+        general({
+          measures: ["orders.count"],
+          dimensions: [f.field],
+          dateRange: { start: "2026-03-01", end: "2026-03-01" },
+        }),
+        ENV,
+      );
+      expect(plan.statements[0]!.sql, f.field).toContain(`toString(${f.column}) AS d0`);
+    }
+  });
+
+  it("every catalog measure plans on its own (a typo in the catalog would throw here)", () => {
+    for (const m of MEASURES) {
+      const plan = planGeneralQuery(
+        general({ measures: [m.key], dateRange: { start: "2026-03-01", end: "2026-03-01" } }),
+        ENV,
+      );
+      // fixed costs need only the days and the cost lines: no statement
+      if (m.key === "costs.fixed") expect(plan.reportCosts).toBe(true);
+      else expect(plan.statements.length, m.key).toBeGreaterThan(0);
+    }
+  });
+
+  it("every operator of every field type compiles to bound SQL", () => {
+    const sample: Record<string, unknown> = {
+      string: "x",
+      string_array: "x",
+      number: 3,
+      datetime: "2026-03-01",
+      boolean: true,
+    };
+    for (const f of FIELDS.filter((x) => x.family === "orders" || x.family === "customers")) {
+      for (const op of OPERATORS_BY_TYPE[f.type]) {
+        const value =
+          op === "is_set" || op === "is_not_set"
+            ? undefined
+            : op === "in" || op === "not_in"
+              ? [sample[f.type]]
+              : op === "between"
+                ? [sample[f.type], sample[f.type]]
+                : sample[f.type];
+        const plan = planGeneralQuery(
+          general({
+            measures: ["orders.count"],
+            dateRange: { start: "2026-03-01", end: "2026-03-01" },
+            filters: value === undefined ? { field: f.field, op } : { field: f.field, op, value },
+          }),
+          ENV,
+        );
+        expect(plan.statements[0]!.sql, `${f.field} ${op}`).toContain(FIELD_BY_NAME.get(f.field)!.column);
+      }
+    }
+  });
+});
