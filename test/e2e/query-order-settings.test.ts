@@ -1,7 +1,7 @@
 /**
  * Order settings (interface §2.9, DESIGN §4): which orders count (pending, voided), exclusion filters
  * (enabled ones only; condition groups with and/or logic) removing orders from revenue, refunds,
- * customer and attribution figures, refundDateAttribution moving refunds between days, and the
+ * customer, attribution and cohort figures, refundDateAttribution moving refunds between days, and the
  * account's stored settings (accounts.order_settings) merged with a request's overrides.
  *
  * Fixture (USD, days in UTC):
@@ -256,6 +256,43 @@ describe("exclusion filters", () => {
     });
     expect(total(general, "attribution.orders")).toBe(2);
     expect(total(general, "attribution.revenue")).toBe(270);
+  });
+
+  it("they remove orders and customers from cohorts", async () => {
+    const cohort = async (orderSettings?: Json) => {
+      const res = await post(
+        {
+          dateRange: { start: "2026-05-01", end: "2026-05-31" },
+          cohortGranularity: "month",
+          periods: 1,
+          timezone: "UTC",
+          measures: ["customers.retained", "orders.count", "orders.total_revenue"],
+          ...(orderSettings ? { orderSettings } : {}),
+        },
+        { path: "/db-mgmt/api/query-cohort-analysis" },
+      );
+      expect(res.status, res.text).toBe(200);
+      const [may] = (res.body as { cohorts: { cohort: string; size: number; periods: Json[] }[] }).cohorts;
+      return [may!.cohort, may!.size, may!.periods[0]];
+    };
+    // defaults: k1 (P1) and k4 (X2) enter May; their May orders P1, X1, X2, P3 = 395
+    expect(await cohort()).toEqual([
+      "2026-05-01",
+      2,
+      { period: 0, "customers.retained": 2, "orders.count": 4, "orders.total_revenue": 395 },
+    ]);
+    // exclusions: k4 (only X2) leaves the cohort, k1 keeps P1 and P3 = 300
+    expect(await cohort({ exclusionFilters: [DRAFTS, POS_CANADA, WEB_DISABLED] })).toEqual([
+      "2026-05-01",
+      1,
+      { period: 0, "customers.retained": 1, "orders.count": 2, "orders.total_revenue": 300 },
+    ]);
+    // pending counted: k2 (P2, 40) joins
+    expect(await cohort({ countPendingOrders: true })).toEqual([
+      "2026-05-01",
+      3,
+      { period: 0, "customers.retained": 3, "orders.count": 5, "orders.total_revenue": 435 },
+    ]);
   });
 
   it("an and group needs every condition: pos AND US matches no order", async () => {
