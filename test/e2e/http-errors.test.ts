@@ -70,17 +70,17 @@ describe("the app", () => {
   });
 
   it.each([
-    ["POST", "/healthz"],
-    ["PUT", "/readyz"],
-    ["DELETE", "/accounts/api/account"],
-    ["PATCH", "/accounts/api/account/settings/order"],
-    ["POST", "/openapi.json"],
-  ])("wrong method %s %s → 405 with Allow", async (method, path) => {
+    ["POST", "/healthz", "GET, HEAD"],
+    ["PUT", "/readyz", "GET, HEAD"],
+    ["DELETE", "/accounts/api/account", "GET, HEAD, PATCH"],
+    ["PATCH", "/accounts/api/account/settings/order", "GET, HEAD"],
+    ["POST", "/openapi.json", "GET, HEAD"],
+  ])("wrong method %s %s → 405 with Allow", async (method, path, allow) => {
     // 405 is decided before authentication: no headers needed.
     const res = await app.call(method, path);
     expect(res.status).toBe(405);
     expect(res.body).toStrictEqual({ message: "Method Not Allowed" });
-    expect(res.headers.get("allow")).toBe("GET, HEAD");
+    expect(res.headers.get("allow")).toBe(allow);
     expect(res.headers.get("x-request-id")).toMatch(UUID);
   });
 
