@@ -1,7 +1,8 @@
 import { ulid } from "ulid";
-import { NotFoundError } from "../errors.js";
+import { NotFoundError, ValidationError } from "../errors.js";
 import { type AccountUpdatedEvent, PUBLIC_EVENTS_TOPIC } from "../events/public-events.js";
 import type { SqlExecutor, SqlStore } from "../stores/sql/port.js";
+import { accountNameProblem } from "./account-name.js";
 import { type Account, DEFAULT_ORDER_SETTINGS, type OrderSettings, orderSettingsSchema } from "./schemas.js";
 
 export const ACCOUNT_NOT_FOUND = "Account not found";
@@ -27,6 +28,13 @@ export class AccountService {
    * Renaming to the current name changes nothing and emits nothing. Answers the renamed account.
    */
   async rename(actor: Actor, accountName: string): Promise<Account> {
+    // The route's schema already checked it; callers other than the route (CLI, tests) get the same rule.
+    const problem = accountNameProblem(accountName);
+    if (problem) {
+      throw new ValidationError([
+        { message: `accountName: ${problem}`, key: "accountName", path: ["accountName"] },
+      ]);
+    }
     const { account, emitted } = await this.transaction(async (tx) => {
       // The row lock orders concurrent renames, so each event's `from` is the name it replaced.
       const { rows } = await tx.query<{ name: string }>(

@@ -39,6 +39,11 @@ export class PollingLoop {
     return this.running !== undefined && !this.stopping;
   }
 
+  /** `stop` was called and the step in flight should wind down. */
+  get stopRequested(): boolean {
+    return this.stopping;
+  }
+
   private async loop(): Promise<void> {
     while (!this.stopping) {
       this.woken = false;

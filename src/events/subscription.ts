@@ -25,6 +25,8 @@ export interface PollResult {
   delivered: number;
   acked: number;
   failed: number;
+  /** Handed back unhandled because the subscription was stopping. */
+  released: number;
 }
 
 /** Default consumer name: unique per process and subscription, within the bus name alphabet. */
@@ -63,7 +65,10 @@ export class Subscription {
     return this;
   }
 
-  /** Stops after the batch in hand is handled and acknowledged. */
+  /**
+   * Stops after the message in hand: the rest of the batch is handed back to the group unhandled
+   * (taken over at once by the next read), so a stop never waits for a whole batch.
+   */
   stop(): Promise<void> {
     return this.loop.stop();
   }
@@ -76,8 +81,13 @@ export class Subscription {
       claimIdleMs: this.options.claimIdleMs ?? 30_000,
     });
     const done: string[] = [];
+    const left: string[] = [];
     let failed = 0;
     for (const message of messages) {
+      if (this.loop.stopRequested) {
+        left.push(message.id);
+        continue;
+      }
       try {
         await this.options.handler(message);
         done.push(message.id);
@@ -87,7 +97,8 @@ export class Subscription {
       }
     }
     const acked = done.length > 0 ? await this.bus.ack(stream, group, done) : 0;
-    return { delivered: messages.length, acked, failed };
+    const released = left.length > 0 ? await this.bus.release(stream, group, this.consumer, left) : 0;
+    return { delivered: messages.length, acked, failed, released };
   }
 
   private report(err: unknown, message?: BusMessage): void {

@@ -197,6 +197,19 @@ describe("PATCH /accounts/api/account", () => {
     expect(row!.payload.changes).toStrictEqual({ accountName: { from: "Test Shop", to: name } });
   });
 
+  it("the service applies the name rules to every caller, not only the route", async () => {
+    const k = await app.pixelWithKey(["account:write"]);
+    const actor = { accountId: k.accountId, pixelId: k.pixelId, keyId: k.keyId };
+    await expect(app.services.accounts.rename(actor, "Acme\u202E")).rejects.toMatchObject({
+      status: 400,
+      issues: [
+        { key: "accountName", path: ["accountName"], message: expect.stringMatching(/bidirectional/) },
+      ],
+    });
+    expect(await nameOf(app, k.accountId)).toBe("Test Shop");
+    expect(await outboxOf(app, k.accountId)).toStrictEqual([]);
+  });
+
   it("renames only the key's own account", async () => {
     const a = await app.pixelWithKey(["account:write"]);
     const b = await app.pixelWithKey(["account:write"]);

@@ -98,6 +98,23 @@ for (const adapter of busAdapters) {
       expect(got.map((m) => m.deliveries)).toStrictEqual([2, 1]);
     });
 
+    it("release hands a consumer's pending messages back for the next read; others' are untouched", async () => {
+      const s = stream();
+      await bus.publish(s, [msg("1"), msg("2"), msg("3")]);
+      const held = await bus.read(s, "g", "stopping");
+      const other = await bus.read(s, "other-group", "x");
+      expect(await bus.release(s, "g", "stopping", [held[0]!.id, held[1]!.id])).toBe(2);
+      // Not held by this consumer (or not pending at all): nothing happens.
+      expect(await bus.release(s, "g", "someone-else", [held[2]!.id])).toBe(0);
+      expect(await bus.release(s, "g", "stopping", ["1-1", "bad"])).toBe(0);
+      const next = await bus.read(s, "g", "next", { claimIdleMs: 60_000 });
+      expect(keys(next)).toStrictEqual(["1", "2"]);
+      expect(next.map((m) => m.deliveries)).toStrictEqual([2, 2]);
+      // Another group's pending messages were not affected.
+      expect(await bus.read(s, "other-group", "y", { claimIdleMs: 60_000 })).toStrictEqual([]);
+      expect(other).toHaveLength(3);
+    });
+
     it("published, pending and unread messages survive a restart", async () => {
       const s = stream();
       await bus.publish(s, [msg("pending"), msg("unread")]);

@@ -253,15 +253,38 @@ for (const combo of combos) {
         },
         onError: (err, m) => errors.push([(err as Error).message, m?.key]),
       });
-      expect(await sub.runOnce()).toStrictEqual({ delivered: 3, acked: 2, failed: 1 });
+      expect(await sub.runOnce()).toStrictEqual({ delivered: 3, acked: 2, failed: 1, released: 0 });
       expect(errors).toStrictEqual([["transient", ids[1]]]);
-      expect(await sub.runOnce()).toStrictEqual({ delivered: 1, acked: 1, failed: 0 });
+      expect(await sub.runOnce()).toStrictEqual({ delivered: 1, acked: 1, failed: 0, released: 0 });
       expect(handled.map((m) => [m.key, m.deliveries])).toStrictEqual([
         [ids[0], 1],
         [ids[2], 1],
         [ids[1], 2],
       ]);
-      expect(await sub.runOnce()).toStrictEqual({ delivered: 0, acked: 0, failed: 0 });
+      expect(await sub.runOnce()).toStrictEqual({ delivered: 0, acked: 0, failed: 0, released: 0 });
+    });
+
+    it("a subscription stopped mid-batch finishes the message in hand and hands the rest back at once", async () => {
+      const t = fresh();
+      const ids = [await insert(t.a, { n: 1 }), await insert(t.a, { n: 2 }), await insert(t.a, { n: 3 })];
+      await new OutboxRelay(sql, bus, { topics }).runOnce();
+      const handled: string[] = [];
+      let stopped: Promise<void> | undefined;
+      const sub: Subscription = new Subscription(bus, {
+        stream: stream.a,
+        group: "stopper",
+        claimIdleMs: 60_000,
+        handler: async (m) => {
+          handled.push(m.key);
+          stopped ??= sub.stop();
+        },
+      });
+      sub.start();
+      await (await eventually(async () => (stopped ? { stopped } : undefined), "the stop")).stopped;
+      expect(handled).toStrictEqual([ids[0]]);
+      // Taken over at once although claimIdleMs is a minute: they were released, not abandoned.
+      const rest = await bus.read(stream.a, "stopper", "successor", { claimIdleMs: 60_000 });
+      expect(rest.map((m) => m.key)).toStrictEqual([ids[1], ids[2]]);
     });
   });
 }

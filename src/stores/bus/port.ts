@@ -44,6 +44,11 @@ export interface Bus {
   /** Marks messages done for the group; returns how many were pending. */
   ack(stream: string, group: string, ids: readonly string[]): Promise<number>;
   /**
+   * Hands `consumer`'s pending messages back unhandled (it is stopping mid-batch): the group's next
+   * read, by any consumer, takes them over at once instead of after `claimIdleMs`. Returns how many.
+   */
+  release(stream: string, group: string, consumer: string, ids: readonly string[]): Promise<number>;
+  /**
    * Deletes messages at least `olderThanMs` old that every group has acknowledged (a message that
    * some group has not read or not acknowledged yet is kept). Returns how many were deleted.
    */

@@ -20,6 +20,9 @@ import {
 
 type Entry = [id: string, fields: string[] | null];
 
+/** About 31 years: "idle since long ago", below the epoch milliseconds as XCLAIM IDLE requires. */
+const LONG_IDLE_MS = 1_000_000_000_000;
+
 /** Stream ids are `ms-seq`; compared as numbers, never as text. */
 const parseId = (id: string): [bigint, bigint] => {
   const [ms, seq] = id.split("-");
@@ -191,6 +194,27 @@ export class RedisBus implements Bus {
     const valid = ids.filter((id) => /^\d+-\d+$/.test(id));
     if (valid.length === 0) return 0;
     return this.wrap(() => this.redis.xack(key, group, ...valid));
+  }
+
+  async release(stream: string, group: string, consumer: string, ids: readonly string[]): Promise<number> {
+    const key = this.keyOf(stream);
+    const valid = ids.filter((id) => /^\d+-\d+$/.test(id));
+    if (valid.length === 0) return 0;
+    // Which of them this consumer still holds (another may have taken one over meanwhile).
+    const held = new Set<string>();
+    for (const id of valid) {
+      const rows = (await this.wrap(() =>
+        this.redis.call("XPENDING", key, group, id, id, "1", consumer),
+      )) as unknown[];
+      if (rows.length > 0) held.add(id);
+    }
+    if (held.size === 0) return 0;
+    // XCLAIM to itself with an idle time of decades: any consumer's next XAUTOCLAIM takes them.
+    // JUSTID leaves the delivery counter alone.
+    const claimed = (await this.wrap(() =>
+      this.redis.call("XCLAIM", key, group, consumer, "0", ...held, "IDLE", String(LONG_IDLE_MS), "JUSTID"),
+    )) as string[];
+    return claimed.length;
   }
 
   async trim(stream: string, olderThanMs: number): Promise<number> {

@@ -126,6 +126,17 @@ export class SqlBus implements Bus {
     return r.rowCount;
   }
 
+  async release(stream: string, group: string, consumer: string, ids: readonly string[]): Promise<number> {
+    const valid = ids.filter((id) => /^\d{1,18}$/.test(id));
+    if (valid.length === 0) return 0;
+    const r = await this.sql.query(
+      `UPDATE bus_pending SET delivered_at = '-infinity'
+       WHERE stream = $1 AND group_name = $2 AND consumer = $3 AND id = ANY($4::bigint[])`,
+      [stream, group, consumer, valid],
+    );
+    return r.rowCount;
+  }
+
   async trim(stream: string, olderThanMs: number): Promise<number> {
     const r = await this.sql.query(
       `DELETE FROM bus_messages m
