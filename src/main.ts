@@ -39,11 +39,19 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
     { url, stores: storeModes(config), ms: Math.round(performance.now() - started) },
     "pixelhouse ready",
   );
+  // Shutdown stops a first-start demo load between steps and waits for it before closing the stores.
+  const demoAbort = new AbortController();
+  let demoLoad: Promise<unknown> = Promise.resolve();
   if (demo) {
     // The small demo store loads in the background: the service answers at once, and the first
     // queries see real-looking numbers within seconds.
     const t0 = performance.now();
-    loadDemo(services, stores, { pixelId: demo.pixelId, scale: "small", seed: 42 }).then(
+    demoLoad = loadDemo(services, stores, {
+      pixelId: demo.pixelId,
+      scale: "small",
+      seed: 42,
+      signal: demoAbort.signal,
+    }).then(
       (s) =>
         log.info(
           {
@@ -54,8 +62,11 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
           },
           "demo store loaded",
         ),
-      (err: unknown) =>
-        log.error({ err }, "demo store could not be loaded; `npx pixelhouse demo` retries it"),
+      (err: unknown) => {
+        if (demoAbort.signal.aborted)
+          log.warn("demo store load stopped by shutdown; `npx pixelhouse demo` completes it");
+        else log.error({ err }, "demo store could not be loaded; `npx pixelhouse demo` retries it");
+      },
     );
   }
   if (options.json) {
@@ -84,7 +95,9 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
     clearInterval(pruneTimer);
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
+    demoAbort.abort();
     server.close(async () => {
+      await demoLoad;
       await services.ingestGroups.drain();
       await services.forwarder.stop();
       await services.relay.stop();

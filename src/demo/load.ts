@@ -27,6 +27,8 @@ export interface DemoOptions {
   seed: number;
   /** Progress: called with a phase name and a fraction done (0..1). */
   progress?: (phase: string, done: number) => void;
+  /** Stops the load between steps (a server shutting down while its first-start demo loads). */
+  signal?: AbortSignal;
 }
 
 export interface DemoSummary {
@@ -144,6 +146,10 @@ export async function loadDemo(
     return p;
   };
   for (let n = 0; n < scale.visitors; n++) {
+    if (options.signal?.aborted) {
+      await Promise.allSettled(inFlight);
+      options.signal.throwIfAborted();
+    }
     const v = makeVisitor(
       rng,
       n,
