@@ -1,10 +1,9 @@
 import { z } from "zod";
-import { ValidationError } from "../errors.js";
 import { Binder } from "./binder.js";
 import { compileFilter } from "./filters/compile.js";
 import { filterSchema } from "./filters/schema.js";
 import { basesOf, MEASURE_BY_KEY } from "./measures.js";
-import type { QueryEnvironment, QueryPlan, Statement } from "./plan.js";
+import { issue, type QueryEnvironment, type QueryPlan, type Statement } from "./plan.js";
 import {
   ATTRIBUTION_MODELS,
   attributionWindowSchema,
@@ -42,9 +41,6 @@ export const channelQuerySchema = z.strictObject({
   sortDirection: z.enum(["asc", "desc"]).default("desc"),
 });
 export type ChannelQuery = z.infer<typeof channelQuerySchema>;
-
-const issue = (path: string[], message: string) =>
-  new ValidationError([{ message, key: path[0]!, path }], message);
 
 /** The id column an entity of each level is known by in metrics and touches. */
 const LEVEL_FIELD = {

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { ValidationError } from "../errors.js";
 import { Binder } from "./binder.js";
+import { checkRates } from "./evaluate.js";
 import { compileFilter, filterFields } from "./filters/compile.js";
 import { filterSchema } from "./filters/schema.js";
-import type { QueryEnvironment } from "./plan.js";
+import { issue, type QueryEnvironment } from "./plan.js";
 import { currencySchema, dateRangeSchema, orderSettingsOverrideSchema, timezoneSchema } from "./schemas.js";
 import { countedOrdersCte, fxCtes, fxJoin } from "./sources/common.js";
 import { type Bucket, buckets, type Instants, resolveRange } from "./time.js";
@@ -55,16 +55,7 @@ export interface CohortPlan {
 export function planCohorts(q: CohortQuery, env: QueryEnvironment): CohortPlan {
   for (const [i, f] of filterFields(q.filters).entries()) {
     if (!f.startsWith("orders.")) {
-      throw new ValidationError(
-        [
-          {
-            message: `cohorts take orders. filter fields; got "${f}"`,
-            key: "filters",
-            path: ["filters", String(i)],
-          },
-        ],
-        `cohorts take orders. filter fields; got "${f}"`,
-      );
+      throw issue(["filters", i], `cohorts take orders. filter fields; got "${f}"`);
     }
   }
   const timezone = q.timezone ?? env.accountTimezone;
@@ -125,15 +116,9 @@ const r2 = (v: number) => (Math.sign(v) * Math.round(Math.abs(v) * 100 + 1e-9)) 
 
 /** Rows → cohorts with per-period measures, and the pooled average of cohorts that reached each period. */
 export function shapeCohorts(plan: CohortPlan, rows: Record<string, unknown>[]) {
+  checkRates(rows);
   const cells = new Map<number, Map<number, Cell>>();
   for (const row of rows) {
-    if (typeof row.fx_missing === "string" && row.fx_missing) {
-      const [day, cur] = row.fx_missing.split(" ");
-      throw new ValidationError(
-        [{ message: `no exchange rate for ${cur} on or before ${day}`, key: "currency", path: ["currency"] }],
-        `no exchange rate for ${cur} on or before ${day}; load rates with pixelhouse fx import`,
-      );
-    }
     const key = Number(row.cohort_key);
     if (!cells.has(key)) cells.set(key, new Map());
     cells.get(key)!.set(Number(row.period), {

@@ -22,7 +22,7 @@ type Period = Map<string, Series>;
 const RESERVED = new Set(["bucket", "fx_missing", "is_total"]);
 
 /** Raises the 400 the interface asks for when an amount had no rate on or before its day. */
-function checkRates(rows: Record<string, unknown>[]): void {
+export function checkRates(rows: Record<string, unknown>[]): void {
   // Rows arrive in no particular order: name the earliest day ("YYYY-MM-DD CUR" sorts by day).
   const missing = rows
     .map((r) => (typeof r.fx_missing === "string" ? r.fx_missing : ""))

@@ -43,7 +43,8 @@ export interface QueryPlan {
   offset: number;
 }
 
-const issue = (path: (string | number)[], message: string) =>
+/** A 400 naming the request field at `path`. */
+export const issue = (path: (string | number)[], message: string) =>
   new ValidationError([{ message, key: String(path[0]), path: path.map(String) }], message);
 
 function mergedSettings(env: QueryEnvironment, override: Partial<OrderSettings> | undefined): OrderSettings {

@@ -6,7 +6,7 @@ import { cohortQuerySchema } from "./cohorts.js";
 import { FAMILIES, FIELDS, OPERATORS_BY_TYPE } from "./filters/fields.js";
 import { MEASURES } from "./measures.js";
 import { attributionQuerySchema, explainQuerySchema, generalQuerySchema } from "./schemas.js";
-import type { QueryAnswer, QueryService } from "./service.js";
+import type { QueryAnswer, QueryService, RunOptions } from "./service.js";
 
 const measureSchema = z.object({
   key: z.string(),
@@ -63,82 +63,60 @@ export function queryRoutes(queries: QueryService) {
         })),
       }),
     }),
-    route({
-      method: "post",
+    queryRoute({
       path: "/db-mgmt/api/query",
-      auth: "analytics:read",
-      tag: "Analytics",
       summary: "General query: measures by time bucket and dimensions",
-      description: EXPLAIN_DOC,
       body: generalQuerySchema,
-      query: explainQuerySchema,
-      rateLimit: "query",
-      handler: async ({ body, query, principal, req, res }) => {
-        assertPixelMatches(body.pixelId, principal);
-        const answer = await queries.general(principal.accountId, body, {
-          explain: query.explain === "true",
-          bypassCache: noCache(req.get("cache-control")),
-        });
-        return send(answer, res);
-      },
+      run: (accountId, body, opts) => queries.general(accountId, body, opts),
     }),
-    route({
-      method: "post",
+    queryRoute({
       path: "/db-mgmt/api/query-attribution",
-      auth: "analytics:read",
-      tag: "Analytics",
       summary: "Attributed orders, revenue, spend, ROAS and CPA by a touch dimension",
-      description: EXPLAIN_DOC,
       body: attributionQuerySchema,
-      query: explainQuerySchema,
-      rateLimit: "query",
-      handler: async ({ body, query, principal, req, res }) => {
-        assertPixelMatches(body.pixelId, principal);
-        const answer = await queries.attribution(principal.accountId, body, {
-          explain: query.explain === "true",
-          bypassCache: noCache(req.get("cache-control")),
-        });
-        return send(answer, res);
-      },
+      run: (accountId, body, opts) => queries.attribution(accountId, body, opts),
     }),
-    route({
-      method: "post",
+    queryRoute({
       path: "/db-mgmt/api/query-channel-details",
-      auth: "analytics:read",
-      tag: "Analytics",
       summary: "Ad accounts, campaigns, ad sets or ads, with measures over a date range",
-      description: `Budget fields of basicDetails stay in the platform's currency; only measures convert. ${EXPLAIN_DOC}`,
+      note: "Budget fields of basicDetails stay in the platform's currency; only measures convert.",
       body: channelQuerySchema,
-      query: explainQuerySchema,
-      rateLimit: "query",
-      handler: async ({ body, query, principal, req, res }) => {
-        assertPixelMatches(body.pixelId, principal);
-        const answer = await queries.channelDetails(principal.accountId, body, {
-          explain: query.explain === "true",
-          bypassCache: noCache(req.get("cache-control")),
-        });
-        return send(answer, res);
-      },
+      run: (accountId, body, opts) => queries.channelDetails(accountId, body, opts),
     }),
-    route({
-      method: "post",
+    queryRoute({
       path: "/db-mgmt/api/query-cohort-analysis",
-      auth: "analytics:read",
-      tag: "Analytics",
       summary:
         "Customer cohorts by first counted order: retention, orders, revenue and cumulative LTV per period",
-      description: EXPLAIN_DOC,
       body: cohortQuerySchema,
-      query: explainQuerySchema,
-      rateLimit: "query",
-      handler: async ({ body, query, principal, req, res }) => {
-        assertPixelMatches(body.pixelId, principal);
-        const answer = await queries.cohorts(principal.accountId, body, {
-          explain: query.explain === "true",
-          bypassCache: noCache(req.get("cache-control")),
-        });
-        return send(answer, res);
-      },
+      run: (accountId, body, opts) => queries.cohorts(accountId, body, opts),
     }),
   ];
+}
+
+/** The four POST query endpoints share auth, rate limit, pixel check, explain and cache handling. */
+function queryRoute<B extends { pixelId: string }>(def: {
+  path: string;
+  summary: string;
+  note?: string;
+  body: z.ZodType<B>;
+  run: (accountId: string, body: B, opts: RunOptions) => Promise<QueryAnswer>;
+}) {
+  return route({
+    method: "post",
+    path: def.path,
+    auth: "analytics:read",
+    tag: "Analytics",
+    summary: def.summary,
+    description: def.note ? `${def.note} ${EXPLAIN_DOC}` : EXPLAIN_DOC,
+    body: def.body,
+    query: explainQuerySchema,
+    rateLimit: "query",
+    handler: async ({ body, query, principal, req, res }) => {
+      assertPixelMatches(body.pixelId, principal);
+      const answer = await def.run(principal.accountId, body, {
+        explain: query.explain === "true",
+        bypassCache: noCache(req.get("cache-control")),
+      });
+      return send(answer, res);
+    },
+  });
 }

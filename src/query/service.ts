@@ -81,21 +81,7 @@ export class QueryService {
     plan: QueryPlan,
     opts: RunOptions,
   ): Promise<QueryAnswer> {
-    if (opts.explain) {
-      return {
-        body: {
-          explain: {
-            statements: plan.statements.map(({ source, period, sql, params }) => ({
-              source,
-              period,
-              sql,
-              params,
-            })),
-          },
-        },
-        cache: "none",
-      };
-    }
+    if (opts.explain) return explained(plan.statements);
     // The plan is the normalized query (relative dates resolved, settings merged): its hash is the key.
     return this.cached(accountId, pixelId, plan, opts, async () => {
       const costs = plan.reportCosts ? await this.costInputs(accountId, plan) : null;
@@ -111,12 +97,7 @@ export class QueryService {
     const entities = entityStatement(q, timezone);
     if (opts.explain) {
       const measures = q.measures ? planChannelMeasures(q, env, []).statements : [];
-      return {
-        body: {
-          explain: { statements: [{ source: "ad_entities", period: "primary", ...entities }, ...measures] },
-        },
-        cache: "none",
-      };
+      return explained([{ source: "ad_entities", period: "primary", ...entities }, ...measures]);
     }
     const normalized = {
       channel: q,
@@ -161,14 +142,7 @@ export class QueryService {
     const env = await this.environment(accountId);
     const plan = planCohorts(q, env);
     if (opts.explain) {
-      return {
-        body: {
-          explain: {
-            statements: [{ source: "orders", period: "primary", sql: plan.sql, params: plan.params }],
-          },
-        },
-        cache: "none",
-      };
+      return explained([{ source: "orders", period: "primary", sql: plan.sql, params: plan.params }]);
     }
     const { now: _now, ...stable } = plan;
     // Which periods a cohort has reached depends on today: the key carries the date.
@@ -282,4 +256,11 @@ function basicDetails(r: Record<string, unknown>) {
     sourceCreatedAt: iso(r.source_created_at),
     sourceUpdatedAt: iso(r.source_updated_at),
   };
+}
+
+/** `?explain=true`: the statements as they would run, never cached. */
+function explained(
+  statements: readonly { source: string; period: string; sql: string; params: object }[],
+): QueryAnswer {
+  return { body: { explain: { statements } }, cache: "none" };
 }

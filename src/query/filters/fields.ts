@@ -4,19 +4,22 @@ export const FAMILIES = ["orders", "attribution", "channel", "events", "customer
 export type Family = (typeof FAMILIES)[number];
 export type FieldType = "string" | "number" | "datetime" | "string_array" | "boolean";
 
+// Text and list fields take the same operators (lists apply them to their elements).
+const TEXT_OPERATORS: readonly Operator[] = [
+  "equals",
+  "not_equals",
+  "in",
+  "not_in",
+  "contains",
+  "not_contains",
+  "starts_with",
+  "ends_with",
+  "is_set",
+  "is_not_set",
+];
+
 export const OPERATORS_BY_TYPE: Record<FieldType, readonly Operator[]> = {
-  string: [
-    "equals",
-    "not_equals",
-    "in",
-    "not_in",
-    "contains",
-    "not_contains",
-    "starts_with",
-    "ends_with",
-    "is_set",
-    "is_not_set",
-  ],
+  string: TEXT_OPERATORS,
   number: [
     "equals",
     "not_equals",
@@ -31,18 +34,7 @@ export const OPERATORS_BY_TYPE: Record<FieldType, readonly Operator[]> = {
     "is_not_set",
   ],
   datetime: ["equals", "not_equals", "gt", "gte", "lt", "lte", "between", "is_set", "is_not_set"],
-  string_array: [
-    "equals",
-    "not_equals",
-    "in",
-    "not_in",
-    "contains",
-    "not_contains",
-    "starts_with",
-    "ends_with",
-    "is_set",
-    "is_not_set",
-  ],
+  string_array: TEXT_OPERATORS,
   boolean: ["equals", "not_equals", "is_set", "is_not_set"],
 };
 
