@@ -83,6 +83,8 @@ export function makeVisitor(
   ads: readonly DemoAd[],
   conversion = 0.045,
   repeatRate = 0.35,
+  /** Where in the window the first visit falls (0..1); random when not given. */
+  arrival?: number,
 ): Visitor {
   const identityId = `demo-anon-${n}`;
   const [country, currency] = rng.weighted(COUNTRIES.map(([c, cur, w]) => [[c, cur] as const, w] as const));
@@ -94,7 +96,7 @@ export function makeVisitor(
     [3, 0.15],
     [4, 0.05],
   ] as const);
-  let t = windowStart + rng.next() * (windowDays - 1) * DAY;
+  let t = windowStart + (arrival ?? rng.next()) * (windowDays - 1) * DAY;
   const browserEvents: Record<string, unknown>[] = [];
   const serverEvents: Record<string, unknown>[] = [];
   const orders: OrderRecord[] = [];

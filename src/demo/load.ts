@@ -27,6 +27,8 @@ export interface DemoOptions {
   seed: number;
   /** Progress: called with a phase name and a fraction done (0..1). */
   progress?: (phase: string, done: number) => void;
+  /** The day the history ends before (default: today, UTC); fixed in tests so two loads match. */
+  today?: Date;
   /** Stops the load between steps (a server shutting down while its first-start demo loads). */
   signal?: AbortSignal;
 }
@@ -65,7 +67,7 @@ export async function loadDemo(
   const scale = SCALES[options.scale];
   const days = options.days ?? scale.days;
   const rng = new Random(options.seed);
-  const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
+  const today = new Date(`${(options.today ?? new Date()).toISOString().slice(0, 10)}T00:00:00Z`);
   const windowStart = today.getTime() - days * DAY;
   const dates = Array.from({ length: days }, (_, i) =>
     new Date(windowStart + i * DAY).toISOString().slice(0, 10),
@@ -163,6 +165,9 @@ export async function loadDemo(
       ads.ads,
       scale.conversion,
       scale.repeat,
+      // Visitors arrive in time order, as live traffic does: a group of concurrent requests then
+      // holds days, not the whole year, so its INSERT writes one or two monthly parts, not thirteen.
+      (n + rng.next()) / scale.visitors,
     );
     for (let i = 0; i < v.browserEvents.length; i += 100) {
       ingest(
