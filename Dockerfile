@@ -14,6 +14,8 @@ COPY tsconfig.json ./
 COPY bin/ bin/
 COPY sql/ sql/
 COPY src/ src/
+# The browser sources of /console and /dashboards, bundled by the service on first request.
+COPY web/ web/
 
 # Embedded mode (no store URLs) keeps its data in DATA_DIR=./.pixelhouse: make it writable for the
 # unprivileged user. HOST stays at its safe default (127.0.0.1); docker-compose.yml sets HOST=0.0.0.0.

@@ -9,6 +9,7 @@ import type { Logger } from "./log.js";
 import { routeTable } from "./routes.js";
 import type { Services } from "./services.js";
 import type { Stores } from "./stores/index.js";
+import { webRouter } from "./web/routes.js";
 
 export interface AppDeps {
   config: Config;
@@ -17,7 +18,7 @@ export interface AppDeps {
   log: Logger;
 }
 
-/** Express composition: request id → routes from the table → docs → 404/405 → the error handler. */
+/** Express composition: request id → routes from the table → docs and web pages → 404/405 → the error handler. */
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable("x-powered-by");
@@ -35,6 +36,7 @@ export function createApp(deps: AppDeps): Express {
     },
   });
   app.use(docsRouter());
+  app.use(webRouter());
   app.use(unmatched(routes));
   app.use(errorHandler(deps.log));
   return app;

@@ -1,0 +1,555 @@
+/**
+ * The /console and /dashboards pages (issue 7) in a real browser: playwright-core drives Debian's
+ * chromium headless against the real app on embedded stores, holding orders (sync API) and page views
+ * (events API) of the last weeks. The console: connect once, type a query, Ctrl+Enter, rows with the
+ * row count, applied limit and truncation; an engine error and a refusal; the chart; the CSV. The
+ * dashboards: a preset view and a configured one with a section, every widget filled from the query
+ * API with formatted values and drawn charts. Throughout: the key lives in sessionStorage only, never
+ * in a URL, and the Content-Security-Policy reports no violation. Screenshots go to test-artifacts/.
+ *
+ * Skipped when /usr/bin/chromium or playwright-core is missing (as test/e2e/ingest-collect.test.ts),
+ * except under REQUIRE_SERVER_STORES=1 (CI, whose .ci/run installs chromium), where that fails.
+ */
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../helpers/app.js";
+import { REQUIRE_SERVER_STORES } from "../helpers/env.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const ARTIFACTS = fileURLToPath(new URL("../../test-artifacts/", import.meta.url));
+/** The first series colour of the charts (web/shared/chart.ts PALETTE[0]), as RGB. */
+const SERIES_RGB: [number, number, number] = [0x4f, 0x46, 0xe5];
+
+type Chromium = {
+  launch(o: { executablePath: string; headless: boolean; args: string[] }): Promise<Browser>;
+};
+
+/** playwright-core when installed (never installed by the tests themselves). */
+async function loadChromium(): Promise<Chromium | null> {
+  try {
+    const name = "playwright-core";
+    const mod = (await import(name)) as { chromium?: Chromium };
+    return mod.chromium ?? null;
+  } catch {
+    return null;
+  }
+}
+
+const chromium = await loadChromium();
+const skipReason = !existsSync(CHROMIUM)
+  ? `${CHROMIUM} does not exist`
+  : !chromium
+    ? "the package playwright-core is not installed"
+    : "";
+if (skipReason && REQUIRE_SERVER_STORES) {
+  throw new Error(`web page browser tests cannot run under REQUIRE_SERVER_STORES=1: ${skipReason}`);
+}
+if (skipReason) console.warn(`web page browser tests skipped: ${skipReason}`);
+
+type Pixel = Awaited<ReturnType<TestApp["pixelWithKey"]>>;
+
+// The browser globals the in-page callbacks touch (the root tsconfig has no DOM library; the callbacks
+// run in the page, so they reach them through globalThis).
+interface El {
+  innerText: string;
+  dataset: Record<string, string | undefined>;
+}
+interface Canvas {
+  width: number;
+  height: number;
+  getContext(kind: "2d"): {
+    getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
+  };
+}
+interface Win {
+  document: {
+    cookie: string;
+    querySelectorAll(selector: string): { length: number };
+    addEventListener(
+      type: string,
+      listener: (e: { violatedDirective: string; blockedURI: string }) => void,
+    ): void;
+  };
+  sessionStorage: { getItem(key: string): string | null };
+  localStorage: Record<string, string>;
+  location: { href: string };
+  getComputedStyle(el: unknown): { gridColumn: string; gridRow: string };
+}
+
+let app: TestApp;
+let px: Pixel;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+/** Every URL the page requested, and every CSP violation or page error it reported. */
+let requested: string[] = [];
+let problems: string[] = [];
+
+const DAY_MS = 86_400_000;
+const now = Date.now();
+const dayAgo = (n: number) => new Date(now - n * DAY_MS).toISOString().slice(0, 10);
+const at = (n: number, time = "12:00:00") => `${dayAgo(n)}T${time}Z`;
+const COUNTRIES = ["US", "DE", "FR"];
+
+beforeAll(async () => {
+  if (skipReason) return;
+  app = await startTestApp({ env: { RATE_QUERY_PER_SEC: "1000" } });
+  px = await app.pixelWithKey(["analytics:read", "dashboards:write"]);
+  // The last 20 days: order i (1..20) i days ago, 10·i USD, country by i mod 3 — 20 orders, 2,100 USD
+  // (US 630, DE 700, FR 770). The compare period (30..59 days ago): 10 orders of 50 USD, US.
+  const orders = [];
+  for (let i = 1; i <= 20; i++) {
+    orders.push({
+      id: `o${i}`,
+      createdAt: at(i),
+      updatedAt: at(i),
+      currency: "USD",
+      totalPrice: 10 * i,
+      subtotalPrice: 10 * i,
+      financialStatus: "paid",
+      country: COUNTRIES[i % 3],
+      customer: { id: `c${i % 7}` },
+    });
+  }
+  for (let i = 0; i < 10; i++) {
+    orders.push({
+      id: `old${i}`,
+      createdAt: at(35 + i),
+      updatedAt: at(35 + i),
+      currency: "USD",
+      totalPrice: 50,
+      subtotalPrice: 50,
+      financialStatus: "paid",
+      country: "US",
+      customer: { id: `old-c${i}` },
+    });
+  }
+  const synced = await app.services.sync.upsert("orders", px.pixelId, orders);
+  expect(synced.rejected).toEqual([]);
+  const { key: ingestKey } = await app.services.keys.create({
+    pixelId: px.pixelId,
+    scopes: ["events:write"],
+    expiresAt: null,
+  });
+  const events = Array.from({ length: 40 }, (_, i) => ({
+    name: "page_view",
+    eventId: `pv-${i}`,
+    identityId: `visitor-${i % 9}`,
+    timestamp: at(1 + (i % 20), "09:30:00"),
+    page: { url: `https://shop.example/products/${i % 5}` },
+  }));
+  const sent = await app.call("POST", "/tr/api/events", {
+    key: ingestKey,
+    pixelId: px.pixelId,
+    body: { events },
+  });
+  expect(sent.status, sent.text).toBe(200);
+
+  mkdirSync(ARTIFACTS, { recursive: true });
+  browser = await chromium!.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+  });
+  context = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
+  await context.addInitScript(() => {
+    (globalThis as unknown as Win).document.addEventListener("securitypolicyviolation", (e) => {
+      console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`);
+    });
+  });
+  page = await context.newPage();
+  page.on("request", (r) => requested.push(r.url()));
+  page.on("pageerror", (err) => problems.push(`page error: ${err.message}`));
+  page.on("console", (m) => {
+    if (m.type() === "error" && /CSP|Content Security Policy/i.test(m.text())) problems.push(m.text());
+  });
+});
+
+afterEach(() => {
+  if (skipReason) return;
+  const [seen, urls] = [problems, requested];
+  problems = [];
+  requested = [];
+  expect(seen, "CSP violations and page errors").toEqual([]);
+  for (const url of urls) {
+    expect(url, "the key never appears in a URL").not.toContain(px.key);
+    expect(url.startsWith(app.url), `only the service itself is contacted: ${url}`).toBe(true);
+  }
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.close();
+});
+
+/**
+ * Opens a page in the shared tab; connects through the form when this tab holds no key yet (each
+ * test can run alone; in a full run only the first one meets the form).
+ */
+async function open(path: "/console" | "/dashboards") {
+  if (!page.url().startsWith(`${app.url}${path}`)) await page.goto(`${app.url}${path}`);
+  const first = await page.waitForSelector("#connect, .console, .dashboards");
+  if ((await first.getAttribute("id")) === "connect") {
+    await page.fill("#pixel-id", px.pixelId);
+    await page.fill("#api-key", px.key);
+    await page.click("#connect button[type=submit]");
+    await page.waitForSelector(".console, .dashboards");
+  }
+}
+
+const shot = (name: string) => page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+
+/**
+ * Replaces the editor's text by typing, runs it with Ctrl+Enter, and waits for the run to end (the
+ * page marks the run `running` on the key press, then `done` or `error`).
+ */
+async function typeAndRun(sql: string) {
+  await page.click(".cm-content");
+  await page.keyboard.press("Control+A");
+  await page.keyboard.press("Delete");
+  await page.keyboard.type(sql);
+  await page.keyboard.press("Escape"); // closes a completion popup, if one is open
+  await page.keyboard.press("Control+Enter");
+  await page.waitForSelector('.work:is([data-run="done"], [data-run="error"])');
+}
+
+/** Pixels of the first series colour on the canvas inside `selector`. */
+function seriesPixels(selector: string): Promise<number> {
+  return page.$eval(
+    `${selector} canvas`,
+    (canvas, rgb) => {
+      const c = canvas as unknown as Canvas;
+      const { data } = c.getContext("2d")!.getImageData(0, 0, c.width, c.height);
+      let n = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        const near =
+          Math.abs(data[i]! - rgb[0]) < 40 &&
+          Math.abs(data[i + 1]! - rgb[1]) < 40 &&
+          Math.abs(data[i + 2]! - rgb[2]) < 40;
+        if (near && data[i + 3]! > 160) n++;
+      }
+      return n;
+    },
+    SERIES_RGB,
+  );
+}
+
+const text = (selector: string) => page.locator(selector).innerText();
+
+describe.skipIf(!!skipReason)("the web pages in headless chromium", () => {
+  it("console: the key is entered once, a typed query runs with Ctrl+Enter and shows rows, count, limit", async () => {
+    await page.goto(`${app.url}/console`);
+    await page.fill("#pixel-id", px.pixelId);
+    await page.fill("#api-key", px.key);
+    await page.click("#connect button[type=submit]");
+    await page.waitForSelector(".cm-content");
+    // The schema sidebar lists the analyst tables with their columns and types.
+    await page.waitForSelector('details[data-table="orders"]');
+    await page.click('details[data-table="orders"] summary');
+    expect(await text('details[data-table="orders"]')).toMatch(/total_price\s*Decimal\(18, 4\)/);
+
+    await typeAndRun(
+      "SELECT country, count() AS orders, sum(total_price) AS revenue FROM orders GROUP BY country ORDER BY country",
+    );
+    await page.waitForSelector("#grid tbody tr");
+    expect(await text("#row-count")).toBe("3 rows");
+    expect(await text("#applied-limit")).toBe("limit 1,000");
+    expect(await text("#elapsed")).toMatch(/^[\d,.]+ ms$/);
+    expect(await page.locator("#truncated").count()).toBe(0);
+    const head = await page.$$eval("#grid thead th", (ths) =>
+      ths.map((th) => (th as unknown as El).innerText.replace(/\s+/g, " ")),
+    );
+    expect(head).toEqual(["#", "country LowCardinality(String)", "orders UInt64", "revenue Decimal(38, 4)"]);
+    const rows = await page.$$eval("#grid tbody tr", (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll("td")].slice(1).map((td) => td.textContent)),
+    );
+    expect(rows).toEqual([
+      ["DE", "7", "700"],
+      ["FR", "7", "770"],
+      ["US", "16", "1130"],
+    ]);
+    await shot("console-results");
+
+    // A smaller limit: stated, and the cut is flagged.
+    await page.fill("#limit", "2");
+    await page.click("#run");
+    await page.waitForSelector('.work[data-run="done"]');
+    expect(await text("#row-count")).toBe("2 rows");
+    expect(await text("#applied-limit")).toBe("limit 2");
+    expect(await text("#truncated")).toBe("truncated at 2 rows");
+    await page.fill("#limit", "1000");
+
+    // The key: in this tab's sessionStorage, nowhere else, never in the address.
+    const stored = await page.evaluate(() => ({
+      session: (globalThis as unknown as Win).sessionStorage.getItem("pixelhouse.apiKey"),
+      local: JSON.stringify({ ...(globalThis as unknown as Win).localStorage }),
+      cookie: (globalThis as unknown as Win).document.cookie,
+      href: (globalThis as unknown as Win).location.href,
+    }));
+    expect(stored.session).toBe(px.key);
+    expect(stored.local).not.toContain(px.key);
+    expect(stored.cookie).toBe("");
+    expect(stored.href).toBe(`${app.url}/console`);
+  });
+
+  it("console: an engine error and a refusal show the API's message", async () => {
+    await open("/console");
+    await typeAndRun("SELECT no_such_column FROM orders");
+    expect(await page.getAttribute(".work", "data-run")).toBe("error");
+    expect(await text("#error-message")).toContain("no_such_column");
+    await shot("console-error");
+
+    await typeAndRun("SELECT name FROM system.tables");
+    expect(await text("#error-message")).toMatch(/^Refused: .*system/);
+
+    // A good query clears the error.
+    await typeAndRun("SELECT count() AS n FROM events");
+    expect(await page.isHidden("#error")).toBe(true);
+    expect(await text("#row-count")).toBe("1 row");
+    expect(await page.$eval("#grid tbody td:nth-child(2)", (td) => td.textContent)).toBe("40");
+  });
+
+  it("console: the chart is one click away and draws the result, as lines and as bars", async () => {
+    await open("/console");
+    await typeAndRun(
+      "SELECT toDate(created_at) AS day, count() AS orders, sum(total_price) AS revenue FROM orders GROUP BY day ORDER BY day",
+    );
+    expect(await text("#row-count")).toBe("30 rows");
+    await page.click("#tab-chart");
+    await page.waitForSelector("#chart canvas");
+    expect(await page.getAttribute("#chart", "data-points")).toBe("60"); // 30 rows × 2 numeric columns
+    expect(await text("#chart-note")).toBe("orders, revenue by day");
+    expect(await seriesPixels("#chart")).toBeGreaterThan(200);
+    await shot("console-chart-line");
+
+    await page.click("#chart-bar");
+    await page.waitForSelector('#chart-bar[aria-pressed="true"]');
+    expect(await page.getAttribute("#chart", "data-points")).toBe("60");
+    expect(await seriesPixels("#chart")).toBeGreaterThan(200);
+    await shot("console-chart-bar");
+    await page.click("#tab-table");
+  });
+
+  it("console: Download CSV saves the result as CSV from the API", async () => {
+    await open("/console");
+    await typeAndRun("SELECT country, count() AS orders FROM orders GROUP BY country ORDER BY country");
+    expect(await text("#row-count")).toBe("3 rows");
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#csv")]);
+    expect(download.suggestedFilename()).toBe("query.csv");
+    const csv = readFileSync((await download.path())!, "utf8");
+    expect(csv.trim().split("\n")).toEqual(['"country","orders"', '"DE",7', '"FR",7', '"US",16']);
+  });
+
+  it("dashboards: a preset view renders its sparklines with real data, formatted, against the compare period", async () => {
+    const preset = await app.call("POST", "/accounts/api/dashboard/views/from-preset", {
+      key: px.key,
+      pixelId: px.pixelId,
+      body: {
+        name: "Store KPIs",
+        widgets: [
+          { measure: "orders.count", title: "Orders" },
+          { measure: "orders.total_revenue", title: "Revenue" },
+          { measure: "orders.aov" },
+          { measure: "customers.repeat_rate" },
+        ],
+      },
+    });
+    expect(preset.status, preset.text).toBe(200);
+    const view = (preset.body as { dashboardView: { id: string } }).dashboardView;
+
+    // From the console by the navigation: the key is not asked for again in this tab.
+    await open("/console");
+    await page.click('nav a[href="/dashboards"]');
+    await page.waitForSelector(`.view-link[data-view-id="${view.id}"]`);
+    expect(await page.locator("#connect").count()).toBe(0);
+    await page.click(`.view-link[data-view-id="${view.id}"]`);
+    await waitForWidgets(4);
+    expect(await text("#view-name")).toBe("Store KPIs");
+    expect(await text("#view-period")).toMatch(/ · compared with .+ · by day · last click, 30-day window$/);
+
+    const values = await widgetValues();
+    expect(values.map((v) => v.value)).toEqual([
+      "20",
+      "$2,100.00",
+      "$105.00",
+      expect.stringMatching(/^\d+(\.\d+)?%$/),
+    ]);
+    expect(values.map((v) => v.type)).toEqual(["count", "currency", "currency", "percent"]);
+    // 20 orders against 10 in the 30 days before; 2,100 USD against 500.
+    expect(values[0]!.delta).toBe("+100%");
+    expect(values[1]!.delta).toBe("+320%");
+    // One point a day; AOV and repeat rate have none on the 10 days without orders (a ratio of 0 / 0).
+    const ids = await widgetIds();
+    const points = [];
+    for (const id of ids) {
+      const sel = `.widget[data-widget-id="${id}"] .spark`;
+      points.push(Number(await page.getAttribute(sel, "data-points")));
+      expect(await seriesPixels(sel), `${id} is drawn`).toBeGreaterThan(30);
+    }
+    expect(points).toEqual([30, 30, 20, 20]);
+    await shot("dashboards-preset");
+  });
+
+  it("dashboards: a configured view renders KPI, line, sparkline, and a section's bar chart and table", async () => {
+    const created = await app.call("POST", "/accounts/api/dashboard/views", {
+      key: px.key,
+      pixelId: px.pixelId,
+      body: {
+        name: "Sales overview",
+        configuration: {
+          attributionModel: "last_click",
+          attributionWindow: 30,
+          granularity: "day",
+          dateRange: { start: dayAgo(29), end: dayAgo(0) },
+          grid: { maxWidth: 1440 },
+          widgets: [
+            {
+              id: "kpi",
+              title: "Revenue and AOV",
+              chartType: "kpi",
+              layout: { x: 0, y: 0, columns: 4, rows: 2 },
+              dataConfig: { measures: ["orders.total_revenue", "orders.aov"] },
+            },
+            {
+              id: "line",
+              title: "Orders and page views",
+              chartType: "line",
+              layout: { x: 4, y: 0, columns: 8, rows: 4 },
+              dataConfig: { measures: ["orders.count", "events.page_views"] },
+            },
+            {
+              id: "repeat",
+              title: "Repeat rate",
+              chartType: "sparkline",
+              layout: { x: 0, y: 2, columns: 4, rows: 2 },
+              dataConfig: { measures: ["customers.repeat_rate"] },
+            },
+          ],
+          filters: { and: [] },
+          sections: [
+            {
+              id: randomUUID(),
+              title: "By country",
+              widgets: [
+                {
+                  id: "bars",
+                  title: "Revenue by country",
+                  chartType: "bar",
+                  layout: { x: 0, y: 0, columns: 6, rows: 4 },
+                  dataConfig: { measures: ["orders.total_revenue"], dimensions: ["orders.country"] },
+                },
+                {
+                  id: "table",
+                  title: "Orders by country",
+                  chartType: "table",
+                  layout: { x: 6, y: 0, columns: 6, rows: 4 },
+                  dataConfig: {
+                    measures: ["orders.count", "orders.total_revenue"],
+                    dimensions: ["orders.country"],
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      },
+    });
+    expect(created.status, created.text).toBe(200);
+    const view = (created.body as { dashboardView: { id: string } }).dashboardView;
+
+    await open("/dashboards");
+    await page.reload(); // a reload keeps the key (same tab)
+    await page.waitForSelector(`.view-link[data-view-id="${view.id}"]`);
+    await page.click(`.view-link[data-view-id="${view.id}"]`);
+    await waitForWidgets(5);
+    expect(await text("#view-name")).toBe("Sales overview");
+
+    // Laid out on the stored 12-column grid.
+    const placement = await page.$$eval(".widget", (ws) =>
+      ws.map((w) => {
+        const style = (globalThis as unknown as Win).getComputedStyle(w);
+        return [(w as unknown as El).dataset.widgetId, style.gridColumn, style.gridRow];
+      }),
+    );
+    expect(placement).toEqual([
+      ["kpi", "1 / span 4", "1 / span 2"],
+      ["line", "5 / span 8", "1 / span 4"],
+      ["repeat", "1 / span 4", "3 / span 2"],
+      ["bars", "1 / span 6", "1 / span 4"],
+      ["table", "7 / span 6", "1 / span 4"],
+    ]);
+    expect(await page.locator(".section summary h2").innerText()).toBe("By country");
+
+    const kpi = await page.$$eval('.widget[data-widget-id="kpi"] .value', (vs) =>
+      vs.map((v) => v.textContent),
+    );
+    expect(kpi).toEqual(["$2,100.00", "$105.00"]);
+
+    expect(Number(await page.getAttribute('.widget[data-widget-id="line"] .wchart', "data-points"))).toBe(60);
+    expect(await page.getAttribute('.widget[data-widget-id="line"] .wchart', "data-series")).toBe("2");
+    expect(await seriesPixels('.widget[data-widget-id="line"] .wchart')).toBeGreaterThan(100);
+    expect(await text('.widget[data-widget-id="line"] .u-legend')).toMatch(/Orders[\s\S]*Page views/);
+
+    expect(Number(await page.getAttribute('.widget[data-widget-id="bars"] .wchart', "data-points"))).toBe(3);
+    expect(await seriesPixels('.widget[data-widget-id="bars"] .wchart')).toBeGreaterThan(500);
+
+    const table = await page.$$eval('.widget[data-widget-id="table"] tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)),
+    );
+    // Ordered by the first measure, descending; revenue as money; the change against the previous 30 days.
+    expect(table.map((r) => r.slice(0, 3))).toEqual(
+      expect.arrayContaining([
+        ["FR", "7", "$770.00"],
+        ["DE", "7", "$700.00"],
+        ["US", "6", "$630.00"],
+      ]),
+    );
+    expect(table).toHaveLength(3);
+    await shot("dashboards-configured");
+
+    // No comparison: the deltas go, the values stay.
+    await page.selectOption("#compare", "none");
+    await waitForWidgets(5);
+    expect(await page.locator('.widget[data-widget-id="kpi"] .delta').count()).toBe(0);
+    expect(
+      await page.$$eval('.widget[data-widget-id="kpi"] .value', (vs) => vs.map((v) => v.textContent)),
+    ).toEqual(["$2,100.00", "$105.00"]);
+    await page.selectOption("#compare", "previous_period");
+
+    expect(
+      await page.evaluate(() => (globalThis as unknown as Win).sessionStorage.getItem("pixelhouse.apiKey")),
+    ).toBe(px.key);
+    expect(page.url()).toBe(`${app.url}/dashboards#${view.id}`);
+  });
+});
+
+/** Waits until `n` widgets are on the page and none is loading; fails with any widget's error. */
+async function waitForWidgets(n: number) {
+  await page.waitForFunction(
+    (count) =>
+      (globalThis as unknown as Win).document.querySelectorAll(".widget").length === count &&
+      (globalThis as unknown as Win).document.querySelectorAll('.widget[data-state="loading"]').length === 0,
+    n,
+  );
+  const errors = await page.$$eval('.widget[data-state="error"]', (ws) =>
+    ws.map((w) => `${(w as unknown as El).dataset.widgetId}: ${(w as unknown as El).innerText}`),
+  );
+  expect(errors).toEqual([]);
+}
+
+function widgetIds(): Promise<string[]> {
+  return page.$$eval(".widget", (ws) => ws.map((w) => (w as unknown as El).dataset.widgetId ?? ""));
+}
+
+function widgetValues(): Promise<{ value: string; type: string; delta: string }[]> {
+  return page.$$eval(".widget", (ws) =>
+    ws.map((w) => ({
+      value: w.querySelector(".value")?.textContent ?? "",
+      type: (w.querySelector(".value") as unknown as El | null)?.dataset.valueType ?? "",
+      delta: w.querySelector(".delta")?.textContent ?? "",
+    })),
+  );
+}
