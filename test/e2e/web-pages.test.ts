@@ -242,6 +242,8 @@ const text = (selector: string) => page.locator(selector).innerText();
 describe.skipIf(!!skipReason)("the web pages in headless chromium", () => {
   it("console: the key is entered once, a typed query runs with Ctrl+Enter and shows rows, count, limit", async () => {
     await page.goto(`${app.url}/console`);
+    await page.waitForSelector("#connect");
+    await shot("console-connect");
     await page.fill("#pixel-id", px.pixelId);
     await page.fill("#api-key", px.key);
     await page.click("#connect button[type=submit]");
@@ -300,6 +302,7 @@ describe.skipIf(!!skipReason)("the web pages in headless chromium", () => {
     await typeAndRun("SELECT no_such_column FROM orders");
     expect(await page.getAttribute(".work", "data-run")).toBe("error");
     expect(await text("#error-message")).toContain("no_such_column");
+    expect(await page.isHidden("#results"), "the previous result is not shown under the error").toBe(true);
     await shot("console-error");
 
     await typeAndRun("SELECT name FROM system.tables");
@@ -310,6 +313,39 @@ describe.skipIf(!!skipReason)("the web pages in headless chromium", () => {
     expect(await page.isHidden("#error")).toBe(true);
     expect(await text("#row-count")).toBe("1 row");
     expect(await page.$eval("#grid tbody td:nth-child(2)", (td) => td.textContent)).toBe("40");
+  });
+
+  it("console: completion offers the schema's tables and typed columns, and ClickHouse functions", async () => {
+    await open("/console");
+    await page.click(".cm-content");
+    await page.keyboard.press("Control+A");
+    await page.keyboard.press("Delete");
+    await page.keyboard.type("SELECT orders.total_p");
+    await page.keyboard.press("Control+Space");
+    const option = page.locator(".cm-tooltip-autocomplete li", { hasText: /^total_price/ });
+    await option.waitFor();
+    expect(await option.innerText()).toMatch(/total_price\s*Decimal\(18, 4\)/);
+    // A click, not Enter: CodeMirror ignores an accept within 75 ms of the list changing.
+    await option.click();
+    expect(await page.locator(".cm-content").innerText()).toBe("SELECT orders.total_price");
+
+    await page.keyboard.type(", toStartOfMon");
+    await page.keyboard.press("Control+Space");
+    await page.locator(".cm-tooltip-autocomplete li", { hasText: /^toStartOfMonth/ }).click();
+    await page.keyboard.type(" FROM ord");
+    await page.keyboard.press("Control+Space");
+    await page.locator(".cm-tooltip-autocomplete li", { hasText: /^order_lines/ }).waitFor();
+    await page.keyboard.press("Escape");
+    expect(await page.locator(".cm-content").innerText()).toBe(
+      "SELECT orders.total_price, toStartOfMonth FROM ord",
+    );
+    // Keywords, functions and types are highlighted as such.
+    const classes = await page.$$eval(".cm-line span", (spans) =>
+      spans.map((sp) => `${sp.textContent}:${sp.className === "" ? "" : "styled"}`),
+    );
+    expect(classes).toEqual(
+      expect.arrayContaining(["SELECT:styled", "toStartOfMonth:styled", "FROM:styled"]),
+    );
   });
 
   it("console: the chart is one click away and draws the result, as lines and as bars", async () => {

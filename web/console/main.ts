@@ -336,6 +336,11 @@ function consolePage(creds: Credentials, main: HTMLElement, tables: SchemaTable[
     } catch (err) {
       if (mine !== seq) return;
       status.textContent = "";
+      // The previous result would read as this query's: it goes.
+      result = null;
+      chart?.destroy();
+      chart = null;
+      results.hidden = true;
       showError(err instanceof ApiError ? err.message : String(err));
       work.dataset.run = "error";
     } finally {

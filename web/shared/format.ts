@@ -23,9 +23,8 @@ function currencyFormat(currency: string, compact: boolean): Intl.NumberFormat |
     return nf(`currency:${currency}:${compact}`, {
       style: "currency",
       currency,
-      ...(compact
-        ? { notation: "compact", maximumFractionDigits: 1 }
-        : { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
+      // Otherwise the currency's own minor units: 2 for USD, 0 for JPY.
+      ...(compact ? { notation: "compact", maximumFractionDigits: 1 } : {}),
     });
   } catch {
     return null; // not an ISO 4217 code Intl knows
