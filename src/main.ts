@@ -7,6 +7,7 @@ import { createLogger } from "./log.js";
 import { buildServices } from "./services.js";
 import { openStores } from "./stores/index.js";
 import { migrate } from "./stores/migrations.js";
+import { webBundle } from "./web/assets.js";
 
 /** Process entry for `serve`: config → stores → migrations → app → listen; graceful shutdown. */
 export async function serve(config: Config, options: { json?: boolean } = {}): Promise<void> {
@@ -25,6 +26,9 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
   const { port } = server.address() as AddressInfo;
   const host = config.HOST === "0.0.0.0" || config.HOST === "::" ? "localhost" : config.HOST;
   const url = `http://${host}:${port}`;
+  // The web pages' bundle is built now, in the background, so the first visit to /console does not
+  // wait for esbuild; a failure is logged and retried on the first request.
+  webBundle().catch((err: unknown) => log.warn({ err }, "web pages not bundled yet; retried on first visit"));
   services.forwarder.start();
   services.relay.start();
   services.recalcWorker.start();
@@ -81,6 +85,7 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
         `  ${demo.key}`,
         "Try:",
         `  curl -s ${url}/accounts/api/account -H 'x-api-key: ${demo.key}' -H 'x-pixel-id: ${demo.pixelId}'`,
+        `SQL console: ${url}/console · dashboards: ${url}/dashboards (paste the key there)`,
         `API reference: ${url}/docs`,
         "",
       ].join("\n"),
