@@ -238,6 +238,58 @@ describe("channel details and cohorts", () => {
     expect(second!.data.primary[0]).toMatchObject({ "ads.spend": 7.5, "ads.clicks": 0, "ads.ctr": null });
   });
 
+  it("units: item quantities of the current version of each counted order, and only when asked", async () => {
+    const own = await app.pixelWithKey(["analytics:read"]);
+    const line = (sku: string, quantity: number) => ({ sku, quantity, price: 10 });
+    const r = await app.services.sync.upsert("orders", own.pixelId, [
+      // u1 is re-synced with fewer items: only the newer version's lines count (2 + 1 = 3).
+      order("u1", "2026-03-01T10:00:00Z", "USD", 40, { lineItems: [line("a", 3), line("b", 1)] }),
+      order("u2", "2026-03-01T11:00:00Z", "USD", 20, { lineItems: [line("a", 2)] }),
+      order("u3", "2026-03-01T12:00:00Z", "USD", 50, {
+        financialStatus: "voided",
+        lineItems: [line("a", 5)],
+      }),
+    ]);
+    expect(r.rejected).toEqual([]);
+    const newer = await app.services.sync.upsert("orders", own.pixelId, [
+      order("u1", "2026-03-01T10:00:00Z", "USD", 30, {
+        lineItems: [line("a", 2)],
+        updatedAt: "2026-03-02T08:00:00Z",
+      }),
+    ]);
+    expect(newer.updated).toBe(1);
+    const ask = async (measures: string[]) => {
+      const res = await app.call("POST", "/db-mgmt/api/query", {
+        key: own.key,
+        pixelId: own.pixelId,
+        body: {
+          pixelId: own.pixelId,
+          measures,
+          dateRange: { start: "2026-03-01", end: "2026-03-01" },
+          timezone: "UTC",
+        },
+      });
+      expect(res.status, res.text).toBe(200);
+      return ((res.body as { results: Json[] }).results[0]!.data as { primary: Json[] }).primary[0]!;
+    };
+    // u1 (2, current version) + u2 (2); u3 is voided and not counted.
+    expect(await ask(["orders.units", "orders.count"])).toMatchObject({
+      "orders.units": 4,
+      "orders.count": 2,
+    });
+    expect(await ask(["orders.count"])).toMatchObject({ "orders.count": 2 });
+    const explained = await app.call("POST", "/db-mgmt/api/query?explain=true", {
+      key: own.key,
+      pixelId: own.pixelId,
+      body: {
+        pixelId: own.pixelId,
+        measures: ["orders.count"],
+        dateRange: { start: "2026-03-01", end: "2026-03-01" },
+      },
+    });
+    expect(JSON.stringify(explained.body)).not.toContain("order_lines");
+  });
+
   it("compare without measures is refused", async () => {
     const res = await query(
       { compareDateRange: { start: "2026-03-01", end: "2026-03-02" } },

@@ -11,8 +11,9 @@ import type { EmitContext } from "./context.js";
  * amounts) and its base aggregates over those rows, money converted per row.
  */
 interface FactSource {
-  ctes(ctx: EmitContext, p: Placeholders): string[];
-  rows(ctx: EmitContext, p: Placeholders, dims: string, where: string): string;
+  /** `bases`: the aggregates the statement computes, so a source joins only what they read. */
+  ctes(ctx: EmitContext, p: Placeholders, bases: readonly string[]): string[];
+  rows(ctx: EmitContext, p: Placeholders, dims: string, where: string, bases: readonly string[]): string;
   bases: Record<string, (money: (col: string) => string) => string>;
 }
 
@@ -45,20 +46,23 @@ const counted = (ctx: EmitContext, p: Placeholders) => [
 
 const FACTS: Record<Exclude<SourceName, "attribution">, FactSource> = {
   orders: {
-    ctes: (ctx, p) => [
+    // Units need the order's lines: a join that doubles the statement's time, so only when asked.
+    ctes: (ctx, p, bases) => [
       ...counted(ctx, p),
-      `lines AS (SELECT order_id, version, sum(quantity) AS units FROM order_lines WHERE pixel_id = ${p.pixel} GROUP BY order_id, version)`,
+      ...(bases.includes("orders_units")
+        ? [
+            `lines AS (SELECT order_id, version, sum(quantity) AS units FROM order_lines WHERE pixel_id = ${p.pixel} GROUP BY order_id, version)`,
+          ]
+        : []),
     ],
-    rows: (
-      _ctx,
-      p,
-      dims,
-      where,
-    ) => `SELECT o.created_at AS ts, o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k${dims},
+    rows: (_ctx, p, dims, where, bases) => {
+      const units = bases.includes("orders_units");
+      return `SELECT o.created_at AS ts, o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k${dims},
   o.total_price, o.subtotal_price, o.total_discounts, o.total_shipping, o.total_tax, o.customer_key,
-  o.customer_order_number, l.units AS units
-FROM co AS o LEFT JOIN lines AS l ON l.order_id = o.order_id AND l.version = o.version
-WHERE o.created_at >= ${p.start} AND o.created_at < ${p.end} AND ${where}`,
+  o.customer_order_number${units ? ", l.units AS units" : ""}
+FROM co AS o${units ? " LEFT JOIN lines AS l ON l.order_id = o.order_id AND l.version = o.version" : ""}
+WHERE o.created_at >= ${p.start} AND o.created_at < ${p.end} AND ${where}`;
+    },
     bases: {
       orders_count: () => "toFloat64(count())",
       orders_total: (m) => m("total_price"),
@@ -175,7 +179,7 @@ export function emitFactSource(
   const dims = ctx.dimensions.map((_, i) => `r.d${i} AS d${i}`);
   const dimKeys = ctx.dimensions.map((_, i) => `d${i}`);
   const bucket = bucketKeySql("r.ts", ctx.granularity, p.tz);
-  const ctes = [fxCtes(p.target), ...fact.ctes(ctx, p)];
+  const ctes = [fxCtes(p.target), ...fact.ctes(ctx, p, bases)];
   const select = [
     `${bucket} AS bucket`,
     ...dims,
@@ -185,7 +189,7 @@ export function emitFactSource(
   ];
   return `WITH ${ctes.join(",\n")}
 SELECT ${select.join(",\n  ")}
-FROM (${fact.rows(ctx, p, dimensionColumns(ctx.dimensions), where)}) AS r
+FROM (${fact.rows(ctx, p, dimensionColumns(ctx.dimensions), where, bases)}) AS r
 ${fx.joins}
 ${groupBy(ctx.granularity, dimKeys)}`;
 }
