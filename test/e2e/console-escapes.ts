@@ -1,16 +1,19 @@
 /**
  * Escape attempts against the SQL console, run as pixel A while pixel B holds marker rows in every
  * table. `refused`: a 400 whose message matches; `rejected`: any 400 (refused by the console or failed
- * in the engine); `confined`: 200 with A's markers only. B's markers must never come back.
+ * in the engine); `confined`: 200 with A's markers only; `quiet`: 200 (the caller's rows hold nothing
+ * that fails, so only another pixel's row could make the engine throw); `any`: 200 or 400. B's markers must never come
+ * back, in rows or in an engine error message.
  */
 export interface Escape {
   category: string;
   sql: string;
-  expect: "refused" | "rejected" | "confined";
+  expect: "refused" | "rejected" | "confined" | "quiet" | "any";
   message?: RegExp;
 }
 
-export function escapes(db: string): Escape[] {
+/** `me` is the caller's marker tag: the error-message escapes exclude the caller's own rows by it. */
+export function escapes(db: string, me = "A"): Escape[] {
   const nested = (depth: number) =>
     `${"SELECT * FROM (".repeat(depth)}SELECT event_id FROM events${")".repeat(depth)}`;
   const e: Escape[] = [
@@ -443,6 +446,116 @@ export function escapes(db: string): Escape[] {
     },
     { category: "filter", sql: "SELECT event_id FROM events WHERE 1 = 1 OR 1 = 1", expect: "confined" },
     { category: "filter", sql: "SELECT * FROM events WHERE pixel_id != ''", expect: "rejected" },
+    // Engine errors that quote a value: a conversion evaluated on another pixel's row before the pixel
+    // filter would print that row's marker ("Cannot parse 'MARKB_…'"). The markers never parse as
+    // numbers, dates or UUIDs; order_id, event_id and alias_value are sort-key columns.
+    {
+      category: "error message",
+      sql: "SELECT count() FROM orders WHERE toUInt64(order_id) = 1",
+      expect: "rejected",
+    },
+    {
+      category: "error message",
+      sql: "SELECT count() FROM identities WHERE toDate(alias_value) > today()",
+      expect: "rejected",
+    },
+    {
+      category: "error message",
+      sql: "SELECT throwIf(order_id != '', order_id) FROM orders",
+      expect: "rejected",
+    },
+    {
+      category: "error message",
+      sql: "SELECT count() FROM events WHERE toInt32(event_id) > 0",
+      expect: "rejected",
+    },
+    { category: "error message", sql: "SELECT sum(toUInt64(order_id)) FROM orders", expect: "rejected" },
+    {
+      category: "error message",
+      sql: `SELECT count() FROM orders WHERE order_id != 'MARK${me}_orders' AND toUInt64(order_id) = 1`,
+      expect: "quiet",
+    },
+    {
+      category: "error message",
+      sql: `SELECT count() FROM orders WHERE toUInt64(order_id) = 1 AND order_id != 'MARK${me}_orders'`,
+      // Which operand runs first is the engine's choice: a 400 (the caller's own marker) or a 200.
+      expect: "any",
+    },
+    {
+      category: "error message",
+      sql: `SELECT count() FROM identities WHERE alias_value != 'MARK${me}_identities' AND toDate(alias_value) > today()`,
+      expect: "quiet",
+    },
+    {
+      category: "error message",
+      sql: `SELECT count() FROM events WHERE name = 'purchase' AND event_id != 'MARK${me}_events' AND toInt32(event_id) > 0`,
+      expect: "quiet",
+    },
+    {
+      category: "error message",
+      sql: `SELECT count() FROM events WHERE event_id NOT LIKE '${me}%' AND event_id NOT LIKE 'MARK${me}%' AND accurateCast(event_id, 'Int32') > 0`,
+      expect: "quiet",
+    },
+    {
+      category: "error message",
+      sql: `SELECT count() FROM refunds WHERE refund_id != 'MARK${me}_refunds' AND CAST(refund_id AS UInt64) = 1`,
+      expect: "quiet",
+    },
+    {
+      category: "error message",
+      sql: `SELECT count() FROM order_lines WHERE sku != 'MARK${me}_order_lines' AND toUInt64(sku) = 1`,
+      expect: "quiet",
+    },
+    {
+      category: "error message",
+      sql: `SELECT count() FROM order_costs WHERE order_id != 'MARK${me}_order_costs' AND toUInt64(order_id) = 1`,
+      expect: "quiet",
+    },
+    {
+      category: "error message",
+      sql: `SELECT count() FROM ad_entities WHERE entity_id != 'MARK${me}_ad_entities' AND toUUID(entity_id) = toUUID('00000000-0000-0000-0000-000000000000')`,
+      expect: "quiet",
+    },
+    {
+      category: "error message",
+      sql: `SELECT count() FROM ad_metrics WHERE entity_id != 'MARK${me}_ad_metrics' AND toDate(entity_id) = today()`,
+      expect: "quiet",
+    },
+    {
+      category: "error message",
+      sql: "SELECT count() FROM orders AS o JOIN events AS e ON toUInt64(o.order_id) = toUInt64(e.event_id)",
+      expect: "rejected",
+    },
+    {
+      category: "error message",
+      sql: `SELECT count() FROM events WHERE event_id IN (SELECT order_id FROM orders WHERE order_id != 'MARK${me}_orders' AND toUInt64(order_id) = 1)`,
+      expect: "quiet",
+    },
+    {
+      category: "error message",
+      sql: `WITH o AS (SELECT order_id FROM orders WHERE order_id != 'MARK${me}_orders') SELECT count() FROM o WHERE toUInt64(order_id) = 1`,
+      expect: "quiet",
+    },
+    {
+      category: "error message",
+      sql: `SELECT count() FROM identities WHERE alias_type = 'email' AND alias_value != 'MARK${me}_identities' AND toUInt64(alias_value) = 1`,
+      expect: "quiet",
+    },
+    {
+      category: "error message",
+      sql: `SELECT count() FROM orders WHERE order_id != 'MARK${me}_orders' AND throwIf(order_id != '') = 0`,
+      expect: "quiet",
+    },
+    {
+      category: "error message",
+      sql: "SELECT count() FROM orders PREWHERE toUInt64(order_id) = 1",
+      expect: "rejected",
+    },
+    {
+      category: "error message",
+      sql: `SELECT count() FROM orders PREWHERE order_id != 'MARK${me}_orders' WHERE toUInt64(order_id) = 1`,
+      expect: "any",
+    },
     {
       category: "parameters",
       sql: "SELECT {pxh_pixel:String}",
