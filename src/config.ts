@@ -39,6 +39,8 @@ export const configSchema = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   /** How long a verified key may be served from the in-process cache; revocation waits at most this long. */
   KEY_CACHE_MS: z.coerce.number().int().min(0).max(5000).default(4000),
+  /** How long the query API reuses an account's timezone and order settings; a direct edit waits at most this long. */
+  ACCOUNT_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(4000),
   /** Ingestion batching: one warehouse INSERT per this many rows or this many ms, whichever comes first. */
   INGEST_FLUSH_ROWS: z.coerce.number().int().min(1).max(1_000_000).default(5000),
   INGEST_FLUSH_MS: z.coerce.number().int().min(0).max(10_000).default(20),

@@ -97,6 +97,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
       kv: stores.kv,
       versions,
       log,
+      accountCacheMs: config.ACCOUNT_CACHE_MS,
     }),
     console: new ConsoleService(stores.warehouse, {
       limits: {

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { LRUCache } from "lru-cache";
 import { DEFAULT_ORDER_SETTINGS, orderSettingsSchema } from "../accounts/schemas.js";
 import type { Logger } from "../log.js";
 import type { KvStore } from "../stores/kv/port.js";
@@ -23,6 +24,11 @@ export interface RunOptions {
   bypassCache: boolean;
 }
 
+interface AccountRow {
+  timezone: string;
+  order_settings: unknown;
+}
+
 export interface QueryAnswer {
   body: object;
   cache: "hit" | "miss" | "bypass" | "none";
@@ -36,6 +42,9 @@ const CACHE_TTL_MS = 24 * 3600 * 1000;
  * statements and shapes the rows. A warehouse that cannot answer gives `{}` (interface §4.2).
  */
 export class QueryService {
+  /** The account row a query is normalized with: the cached path's only store read, so kept briefly. */
+  private readonly accounts: LRUCache<string, AccountRow> | null;
+
   constructor(
     private readonly deps: {
       sql: SqlExecutor;
@@ -44,8 +53,13 @@ export class QueryService {
       versions: DataVersions;
       log: Logger;
       now?: () => Date;
+      /** How long an account's timezone and order settings are reused in process (0: read each time). */
+      accountCacheMs?: number;
     },
-  ) {}
+  ) {
+    const ttl = deps.accountCacheMs ?? 0;
+    this.accounts = ttl > 0 ? new LRUCache({ max: 10_000, ttl }) : null;
+  }
 
   async general(accountId: string, q: GeneralQuery, opts: RunOptions): Promise<QueryAnswer> {
     const env = await this.environment(accountId);
@@ -57,19 +71,24 @@ export class QueryService {
     return this.answer(accountId, q.pixelId, planAttributionQuery(q, env), opts);
   }
 
-  /** Timezone and stored order settings in one read (the cached path pays it on every call). */
+  /** Timezone and stored order settings: one read, reused for `accountCacheMs`. */
   private async environment(accountId: string): Promise<QueryEnvironment> {
-    const { rows } = await this.deps.sql.query<{ timezone: string; order_settings: unknown }>(
-      "SELECT timezone, order_settings FROM accounts WHERE id = $1",
-      [accountId],
-    );
+    let row = this.accounts?.get(accountId);
+    if (!row) {
+      const { rows } = await this.deps.sql.query<AccountRow>(
+        "SELECT timezone, order_settings FROM accounts WHERE id = $1",
+        [accountId],
+      );
+      row = rows[0] ?? { timezone: "UTC", order_settings: null };
+      this.accounts?.set(accountId, row);
+    }
     // Only known, well-typed stored keys override a default (as GET …/settings/order shows them).
-    const stored = orderSettingsSchema.partial().safeParse(rows[0]?.order_settings ?? {});
+    const stored = orderSettingsSchema.partial().safeParse(row.order_settings ?? {});
     const defined = Object.fromEntries(
       Object.entries(stored.success ? stored.data : {}).filter(([, v]) => v !== undefined),
     );
     return {
-      accountTimezone: rows[0]?.timezone ?? "UTC",
+      accountTimezone: row.timezone ?? "UTC",
       storedOrderSettings: { ...DEFAULT_ORDER_SETTINGS, ...defined },
       now: this.deps.now?.() ?? new Date(),
     };

@@ -49,7 +49,8 @@ let px: Pixel;
 let post: ReturnType<typeof poster>;
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // The tests edit the account row directly: read it on every query.
+  app = await startTestApp({ env: { ACCOUNT_CACHE_MS: "0" } });
   px = await app.pixelWithKey(["analytics:read", "events:write", "account:read"]);
   post = poster(app, px);
   const r = await app.services.sync.upsert("orders", px.pixelId, [

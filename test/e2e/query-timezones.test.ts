@@ -23,6 +23,10 @@
  *   U5  1024   2026-11-02 05:00     2026-11-02 00:00 EST
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/log.js";
+import { DataVersions } from "../../src/query/data-version.js";
+import { generalQuerySchema } from "../../src/query/schemas.js";
+import { QueryService } from "../../src/query/service.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { type Json, onlyResult, order, type Pixel, poster, type Row } from "./query-fixtures.js";
 
@@ -32,7 +36,8 @@ let post: ReturnType<typeof poster>;
 const NY = "America/New_York";
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // The tests edit the account row directly: read it on every query.
+  app = await startTestApp({ env: { ACCOUNT_CACHE_MS: "0" } });
   px = await app.pixelWithKey(["analytics:read"]);
   post = poster(app, px);
   const r = await app.services.sync.upsert("orders", px.pixelId, [
@@ -270,6 +275,50 @@ describe("calendar buckets", () => {
     } finally {
       await app.stores.sql.query("UPDATE accounts SET timezone = 'UTC' WHERE id = $1", [px.accountId]);
     }
+  });
+});
+
+describe("the account cache", () => {
+  /** Orders of Mar 9 in the account's timezone (no timezone in the body). */
+  const mar9 = async (a: TestApp, p: Pixel) => {
+    const res = await poster(
+      a,
+      p,
+    )({ measures: ["orders.count"], dateRange: { start: "2026-03-09", end: "2026-03-09" } });
+    return onlyResult(res).data.primary[0]!["orders.count"];
+  };
+  /** A new pixel with one order at 03:30 UTC on Mar 9: Mar 9 in UTC, Mar 8 in New York. */
+  const withOrder = async (a: TestApp) => {
+    const p = await a.pixelWithKey(["analytics:read"]);
+    await a.services.sync.upsert("orders", p.pixelId, [order("C1", "2026-03-09T03:30:00Z", "USD", 10)]);
+    return p;
+  };
+
+  it("reuses the account's timezone for accountCacheMs; with 0 a direct edit counts at once", async () => {
+    // A second service on the same stores, keeping account rows for a minute (one chDB per process).
+    const cached = new QueryService({
+      sql: app.stores.sql,
+      warehouse: app.stores.warehouse,
+      kv: app.stores.kv,
+      versions: new DataVersions(app.stores.kv),
+      log: createLogger("silent"),
+      accountCacheMs: 60_000,
+    });
+    const own = await withOrder(app);
+    const body = generalQuerySchema.parse({
+      pixelId: own.pixelId,
+      measures: ["orders.count"],
+      dateRange: { start: "2026-03-09", end: "2026-03-09" },
+    });
+    const viaCached = async () => {
+      const answer = await cached.general(own.accountId, body, { explain: false, bypassCache: true });
+      const results = (answer.body as { results: { data: { primary: Row[] } }[] }).results;
+      return results[0]!.data.primary[0]!["orders.count"];
+    };
+    expect(await viaCached()).toBe(1);
+    await app.stores.sql.query("UPDATE accounts SET timezone = $1 WHERE id = $2", [NY, own.accountId]);
+    expect(await viaCached()).toBe(1); // the row it holds still says UTC
+    expect(await mar9(app, own)).toBe(0); // this file's app (ACCOUNT_CACHE_MS=0) reads the edit at once
   });
 });
 
