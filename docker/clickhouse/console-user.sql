@@ -22,6 +22,8 @@ CREATE SETTINGS PROFILE OR REPLACE {{USER}}_profile SETTINGS
   max_expanded_ast_elements CHANGEABLE_IN_READONLY,
   enable_global_with_statement CHANGEABLE_IN_READONLY,
   additional_table_filters CHANGEABLE_IN_READONLY,
+  optimize_move_to_prewhere = 0 CHANGEABLE_IN_READONLY,
+  optimize_move_to_prewhere_if_final = 0 CHANGEABLE_IN_READONLY,
   output_format_json_quote_64bit_integers CHANGEABLE_IN_READONLY,
   output_format_json_quote_decimals CHANGEABLE_IN_READONLY,
   date_time_output_format CHANGEABLE_IN_READONLY,

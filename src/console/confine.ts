@@ -19,6 +19,14 @@ export function confine(canonical: string, database: string, pixelId: string, li
     sql,
     // One row past the limit tells whether the result was cut.
     params: { [PIXEL_PARAM]: pixelId, [LIMIT_PARAM]: limit + 1 },
-    settings: { additional_table_filters: pixelTableFilters(database, pixelId) },
+    settings: {
+      additional_table_filters: pixelTableFilters(database, pixelId),
+      // PREWHERE runs before the additional filter: a condition moved there (`toUInt64(order_id) = 1`)
+      // would meet other pixels' rows, and a failed conversion quotes the value it read. Keeping every
+      // condition in WHERE makes the pixel filter apply first (the CTEs read FINAL, which already
+      // keeps PREWHERE off by default; both are pinned).
+      optimize_move_to_prewhere: "0",
+      optimize_move_to_prewhere_if_final: "0",
+    },
   };
 }

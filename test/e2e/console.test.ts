@@ -387,6 +387,34 @@ describe("layer 2 on its own: the engine binds every table to the pixel", () => 
     }
   });
 
+  it("applies the pixel filter before conversions that would quote a value, with either mechanism alone", async () => {
+    const failing = [
+      "SELECT count() FROM orders WHERE toUInt64(order_id) = 1",
+      "SELECT count() FROM identities WHERE toDate(alias_value) > today()",
+      "SELECT count() FROM events WHERE toInt32(event_id) > 0",
+    ];
+    for (const px of [a, b]) {
+      const other = px === a ? "MARKB" : "MARKA";
+      for (const text of failing) {
+        // The CTEs alone (no additional_table_filters)…
+        const q = confine(text, db, px.pixelId, 10);
+        const cte = await reader.queryText(q.sql, q.params, { format: "JSONEachRow" }).catch((e: Error) => e);
+        expect(cte).toBeInstanceOf(WarehouseError);
+        expect((cte as Error).message).not.toContain(other);
+        // …and additional_table_filters alone, on the real tables.
+        const real = text
+          .replace("FROM orders", `FROM ${db}.orders`)
+          .replace("FROM identities", `FROM ${db}.identity_links`)
+          .replace("FROM events", `FROM ${db}.events`);
+        const filtered = await reader
+          .queryText(real, undefined, { settings: q.settings, format: "JSONEachRow" })
+          .catch((e: Error) => e);
+        expect(filtered).toBeInstanceOf(WarehouseError);
+        expect((filtered as Error).message).not.toContain(other);
+      }
+    }
+  });
+
   it("leaves names that are not analyst tables unresolved: the console's database is empty", async () => {
     await expect(run("SELECT * FROM touchpoints")).rejects.toBeInstanceOf(WarehouseError);
   });
