@@ -44,6 +44,12 @@ export interface SchemaTable {
   columns: { name: string; type: string; description?: string }[];
 }
 
+/**
+ * JSON rows carry 64-bit (and wider) integers and decimals as strings: a JSON number is a double in
+ * every client, which would round `18446744073709551615` or a Decimal(38, 9) without a word.
+ */
+const JSON_EXACT = { output_format_json_quote_64bit_integers: 1, output_format_json_quote_decimals: 1 };
+
 /** The analysts' SQL console: validate (layer 1), confine (layer 2), run with limits (layer 3). */
 export class ConsoleService {
   private readonly pool: ReaderPool;
@@ -99,7 +105,7 @@ export class ConsoleService {
           return { format: "csv" as const, csv, rowCount, truncated, limit, ...stats };
         }
         const { text, stats } = await reader.queryText(query.sql, query.params, {
-          settings,
+          settings: { ...settings, ...JSON_EXACT },
           format: "JSONCompactEachRowWithNamesAndTypes",
         });
         const lines = text.split("\n").filter((l) => l.length > 0);

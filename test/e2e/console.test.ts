@@ -80,11 +80,34 @@ describe("POST /db-mgmt/api/sql", () => {
       { name: "currency", type: "LowCardinality(String)" },
       { name: "version", type: "UInt64" },
     ]);
-    expect(body.rows).toEqual([[marker("A", "orders"), "USD", 2]]);
+    expect(body.rows).toEqual([[marker("A", "orders"), "USD", "2"]]);
     expect(body).toMatchObject({ rowCount: 1, truncated: false, limit: 1000 });
     expect(body.rowsRead).toBeGreaterThan(0);
     expect(body.bytesRead).toBeGreaterThan(0);
     expect(typeof body.elapsedMs).toBe("number");
+  });
+
+  it("returns 64-bit integers and decimals exactly, as strings; smaller numbers stay numbers", async () => {
+    const res = await sql(
+      a,
+      "SELECT toUInt64('18446744073709551615') AS u, toInt64('-9007199254740993') AS i, " +
+        "toDecimal128('12345678901234567890.123456789', 9) AS d, toUInt32(4294967295) AS small, 0.5 AS f",
+    );
+    expect(res.status, res.text).toBe(200);
+    const body = res.body as SqlAnswer;
+    expect(body.columns.map((c) => c.type)).toEqual([
+      "UInt64",
+      "Int64",
+      "Decimal(38, 9)",
+      "UInt32",
+      "Float64",
+    ]);
+    expect(body.rows).toEqual([
+      ["18446744073709551615", "-9007199254740993", "12345678901234567890.123456789", 4294967295, 0.5],
+    ]);
+    // CSV has no number type to lose precision in: the digits as the engine prints them.
+    const csv = await sql(a, "SELECT toUInt64('18446744073709551615') AS u", { format: "csv" });
+    expect(csv.text).toBe('"u"\n18446744073709551615\n');
   });
 
   it("applies 1,000 rows by default, a smaller limit when asked, and says when it cut the result", async () => {
