@@ -70,11 +70,16 @@ export function emitAttribution(ctx: EmitContext, spec: AttributionSpec): string
   const carried = ctx.dimensions
     .map((d, i) => (d.startsWith("attribution.") ? "" : `, any(c.d${i}) AS d${i}`))
     .join("");
+  // Only the model's own credit is aggregated: the other two cost as much again over every touch.
+  const modelCredit = {
+    first_click: `argMinIf(t.tdim, t.touch_time, ${inWindow}) AS first_dim`,
+    last_click: `argMaxIf(t.tdim, t.touch_time, ${inWindow}) AS last_dim`,
+    any_click: `groupUniqArrayIf(t.tdim, ${inWindow}) AS any_dims`,
+  }[ctx.attribution.model];
   const credited = `credited AS (
   SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, any(c.fx_k) AS fx_k,
     any(c.value) AS value${carried}, countIf(${inWindow}) AS touches,
-    argMinIf(t.tdim, t.touch_time, ${inWindow}) AS first_dim, argMaxIf(t.tdim, t.touch_time, ${inWindow}) AS last_dim,
-    groupUniqArrayIf(t.tdim, ${inWindow}) AS any_dims
+    ${modelCredit}
   FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
   GROUP BY c.conv_id
 )`;
