@@ -141,7 +141,7 @@ describe("POST /db-mgmt/api/sql", () => {
       },
     ]);
     const orders = (await sql(a, "SELECT order_id, version, currency FROM orders")).body as SqlAnswer;
-    expect(orders.rows).toEqual([[marker("A", "orders"), 2, "USD"]]);
+    expect(orders.rows).toEqual([[marker("A", "orders"), "2", "USD"]]);
     const lines = (await sql(a, "SELECT sku FROM order_lines")).body as SqlAnswer;
     expect(lines.rows).toEqual([[marker("A", "order_lines")]]);
   });
