@@ -62,11 +62,16 @@ export const configSchema = z.object({
   RATE_QUERY_PER_SEC: z.coerce.number().min(0.1).default(50),
   RATE_COLLECT_PER_SEC: z.coerce.number().min(0.1).default(20),
   /** SQL console limits per query (docs/sql-console.md) and parallel console queries. */
+  /** At most 3600: the console user's profile caps max_execution_time there (console-user.sql). */
   CONSOLE_MAX_EXECUTION_SECONDS: z.coerce.number().min(0.1).max(3600).default(30),
   CONSOLE_MAX_ROWS_TO_READ: z.coerce.number().int().min(1).default(1_000_000_000),
   CONSOLE_MAX_BYTES_TO_READ: z.coerce.number().int().min(1).default(100_000_000_000),
   CONSOLE_MAX_MEMORY_BYTES: z.coerce.number().int().min(1_000_000).default(2_147_483_648),
   CONSOLE_READERS: z.coerce.number().int().min(1).max(64).default(4),
+  /** Console readers one pixel may hold at once (capped at CONSOLE_READERS). */
+  CONSOLE_READERS_PER_PIXEL: z.coerce.number().int().min(1).max(64).default(2),
+  /** How long a console query waits for a reader before 429 (its pixel's share is busy) or 503. */
+  CONSOLE_QUEUE_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /** The ClickHouse user console queries run as (server only; unset = CLICKHOUSE_USER). */
   CLICKHOUSE_CONSOLE_USER: z
     .string()

@@ -43,6 +43,15 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
     { url, stores: storeModes(config), ms: Math.round(performance.now() - started) },
     "pixelhouse ready",
   );
+  // bin/pixelhouse.mjs sizes libuv's pool for chDB; a process started some other way may not have.
+  const threadpool = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+  if (stores.warehouse.kind === "chdb" && threadpool < config.CONSOLE_READERS + 4) {
+    log.warn(
+      { threadpool, consoleReaders: config.CONSOLE_READERS },
+      "UV_THREADPOOL_SIZE leaves fewer than 4 threads beside the console readers: runaway console " +
+        "queries can stall ingestion and the query API on chDB (set it to CONSOLE_READERS + 8)",
+    );
+  }
   // Shutdown stops a first-start demo load between steps and waits for it before closing the stores.
   const demoAbort = new AbortController();
   let demoLoad: Promise<unknown> = Promise.resolve();
@@ -73,25 +82,6 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
       },
     );
   }
-  if (options.json) {
-    process.stdout.write(
-      `${JSON.stringify({ url, stores: storeModes(config), ...(demo ? { demo: { pixelId: demo.pixelId, key: demo.key } } : {}) })}\n`,
-    );
-  } else if (demo) {
-    process.stdout.write(
-      [
-        "",
-        "A demo account and pixel were created on this first start. Its all-scopes API key (shown only once):",
-        `  ${demo.key}`,
-        "Try:",
-        `  curl -s ${url}/accounts/api/account -H 'x-api-key: ${demo.key}' -H 'x-pixel-id: ${demo.pixelId}'`,
-        `SQL console: ${url}/console · dashboards: ${url}/dashboards (paste the key there)`,
-        `API reference: ${url}/docs`,
-        "",
-      ].join("\n"),
-    );
-  }
-
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -114,4 +104,23 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
   };
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
+  // Announced only now: whoever reads the ready line may signal at once (a supervisor, a test).
+  if (options.json) {
+    process.stdout.write(
+      `${JSON.stringify({ url, stores: storeModes(config), ...(demo ? { demo: { pixelId: demo.pixelId, key: demo.key } } : {}) })}\n`,
+    );
+  } else if (demo) {
+    process.stdout.write(
+      [
+        "",
+        "A demo account and pixel were created on this first start. Its all-scopes API key (shown only once):",
+        `  ${demo.key}`,
+        "Try:",
+        `  curl -s ${url}/accounts/api/account -H 'x-api-key: ${demo.key}' -H 'x-pixel-id: ${demo.pixelId}'`,
+        `SQL console: ${url}/console · dashboards: ${url}/dashboards (paste the key there)`,
+        `API reference: ${url}/docs`,
+        "",
+      ].join("\n"),
+    );
+  }
 }

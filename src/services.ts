@@ -107,6 +107,8 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
         maxMemoryBytes: config.CONSOLE_MAX_MEMORY_BYTES,
       },
       readers: config.CONSOLE_READERS,
+      readersPerPixel: config.CONSOLE_READERS_PER_PIXEL,
+      queueTimeoutMs: config.CONSOLE_QUEUE_TIMEOUT_MS,
       ...(config.CLICKHOUSE_CONSOLE_USER
         ? { user: { username: config.CLICKHOUSE_CONSOLE_USER, password: config.CLICKHOUSE_CONSOLE_PASSWORD } }
         : {}),

@@ -28,6 +28,7 @@ CREATE SETTINGS PROFILE OR REPLACE {{USER}}_profile SETTINGS
   output_format_json_quote_decimals CHANGEABLE_IN_READONLY,
   date_time_output_format CHANGEABLE_IN_READONLY,
   send_progress_in_http_headers CHANGEABLE_IN_READONLY,
+  cancel_http_readonly_queries_on_client_close CHANGEABLE_IN_READONLY,
   http_headers_progress_interval_ms CHANGEABLE_IN_READONLY;
 CREATE USER IF NOT EXISTS {{USER}} IDENTIFIED WITH sha256_password BY '{{PASSWORD}}' DEFAULT DATABASE {{CONSOLE_DB}} SETTINGS PROFILE '{{USER}}_profile';
 ALTER USER {{USER}} IDENTIFIED WITH sha256_password BY '{{PASSWORD}}' DEFAULT DATABASE {{CONSOLE_DB}} SETTINGS PROFILE '{{USER}}_profile';

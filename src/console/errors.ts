@@ -1,4 +1,4 @@
-import { BadRequestError } from "../errors.js";
+import { AppError, BadRequestError, UnavailableError } from "../errors.js";
 import { WarehouseError, WarehouseUnavailableError } from "../stores/warehouse/port.js";
 import { ANALYST_TABLES } from "./tables.js";
 
@@ -11,6 +11,38 @@ export class SqlRefusedError extends BadRequestError {
 
 /** The engine's own explanation of why a query failed (syntax, unknown column, a limit…). */
 export class SqlEngineError extends BadRequestError {}
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+
+/** 429: the pixel already runs its share of console queries, and none finished within the wait. */
+export class ConsoleBusyError extends AppError {
+  readonly status = 429;
+  constructor(
+    perPixel: number,
+    waitedMs: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(
+      `Too many console queries for this pixel: ${perPixel} already running (CONSOLE_READERS_PER_PIXEL), ` +
+        `none finished within ${seconds(waitedMs)}. Retry when one of them ends (at the latest after ` +
+        `Retry-After seconds), or stop one.`,
+    );
+  }
+  override headers() {
+    return { "Retry-After": String(this.retryAfterSeconds) };
+  }
+}
+
+/** 503: other pixels' console queries hold every reader, and none was freed within the wait. */
+export class ConsoleSaturatedError extends UnavailableError {
+  constructor(size: number, waitedMs: number, retryAfterSeconds: number) {
+    super(
+      `The SQL console is busy: all ${size} console readers are running queries (CONSOLE_READERS), ` +
+        `none was freed within ${seconds(waitedMs)}. Retry after Retry-After seconds.`,
+      retryAfterSeconds,
+    );
+  }
+}
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 

@@ -3,6 +3,7 @@
  * marker rows in every table; pixel A runs the escape list, a property test of generated queries and a
  * runaway query; then each confinement layer is tried on its own, without the others.
  */
+import { type IncomingHttpHeaders, request } from "node:http";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { confine } from "../../src/console/confine.js";
@@ -69,6 +70,44 @@ function sql(px: Pixel, text: string, extra: Record<string, unknown> = {}) {
 }
 
 const message = (body: unknown) => (body as { message?: string }).message ?? "";
+
+/** A CSV request read with node:http, which (unlike fetch) shows trailers and an aborted body. */
+function rawCsv(px: Pixel, text: string, limit: number) {
+  return new Promise<{
+    status: number;
+    headers: IncomingHttpHeaders;
+    body: string;
+    trailers: NodeJS.Dict<string>;
+    complete: boolean;
+  }>((resolve, reject) => {
+    const req = request(
+      `${app.url}/db-mgmt/api/sql`,
+      {
+        method: "POST",
+        headers: { "x-api-key": px.key, "x-pixel-id": px.pixelId, "content-type": "application/json" },
+      },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        const done = () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body,
+            trailers: { ...res.trailers },
+            complete: res.complete,
+          });
+        res.on("error", () => undefined);
+        res.on("close", done);
+      },
+    );
+    req.on("error", reject);
+    req.end(JSON.stringify({ pixelId: px.pixelId, sql: text, format: "csv", limit }));
+  });
+}
 
 describe("POST /db-mgmt/api/sql", () => {
   it("answers columns with types, rows, counts, read statistics and the applied limit", async () => {
@@ -146,7 +185,7 @@ describe("POST /db-mgmt/api/sql", () => {
     expect(lines.rows).toEqual([[marker("A", "order_lines")]]);
   });
 
-  it("streams CSV with a header row, the row count, truncation and the applied limit in headers", async () => {
+  it("answers a short CSV whole, with a header row, the row count, truncation and the applied limit in headers", async () => {
     const res = await sql(a, "SELECT event_id, 'a,\"b\nc' AS tricky FROM events ORDER BY event_id", {
       format: "csv",
       limit: 2,
@@ -160,6 +199,40 @@ describe("POST /db-mgmt/api/sql", () => {
     const refused = await sql(a, "SELECT * FROM system.one", { format: "csv" });
     expect(refused.status).toBe(400);
     expect(refused.headers.get("content-type")).toMatch(/json/);
+  });
+
+  it("streams a long CSV as the engine produces it: the count and truncation come as trailers, the limit is exact", async () => {
+    const text = "SELECT event_id, repeat('x', 100) AS pad FROM events ORDER BY event_id";
+    const json = (await sql(a, text, { limit: 3000 })).body as SqlAnswer;
+    const cut = await rawCsv(a, text, 3000);
+    expect(cut.status).toBe(200);
+    expect(cut.complete).toBe(true);
+    // Past the first 64 KiB the headers went out before the count was known.
+    expect(cut.headers["x-row-count"]).toBeUndefined();
+    expect(cut.headers.trailer).toBe("x-row-count, x-truncated, x-elapsed-ms");
+    expect(cut.headers["x-row-limit"]).toBe("3000");
+    expect(cut.trailers).toMatchObject({ "x-row-count": "3000", "x-truncated": "true" });
+    const lines = cut.body.trimEnd().split("\n");
+    expect(lines[0]).toBe('"event_id","pad"');
+    expect(lines.slice(1)).toEqual(json.rows.map(([id, pad]) => `"${id}","${pad}"`));
+    // The whole result (3,001 rows) under a larger limit: not truncated.
+    const whole = await rawCsv(a, text, 50_000);
+    expect(whole.trailers).toMatchObject({ "x-row-count": String(BULK_EVENTS + 1), "x-truncated": "false" });
+    expect(whole.body.trimEnd().split("\n")).toHaveLength(BULK_EVENTS + 2);
+  });
+
+  it("resets the connection when the engine fails after the CSV started, never sending a short file as whole", async () => {
+    // The first part streams at once; the second runs into the 3-second time limit afterwards.
+    const res = await rawCsv(
+      a,
+      "SELECT event_id, repeat('x', 100) AS pad FROM events UNION ALL " +
+        "SELECT toString(count()), '' FROM events a CROSS JOIN events b CROSS JOIN events c",
+      50_000,
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.startsWith('"event_id","pad"\n')).toBe(true);
+    expect(res.complete).toBe(false);
+    expect(res.trailers).toEqual({});
   });
 
   it("answers engine errors as 400 with analyst names, never the real database or tables", async () => {

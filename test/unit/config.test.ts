@@ -126,6 +126,45 @@ describe("loadConfig", () => {
   });
 });
 
+describe("loadConfig: the SQL console", () => {
+  it("defaults: 30 s per query, 4 readers, 2 per pixel, 10 s wait for a reader", () => {
+    expect(loadConfig({})).toMatchObject({
+      CONSOLE_MAX_EXECUTION_SECONDS: 30,
+      CONSOLE_READERS: 4,
+      CONSOLE_READERS_PER_PIXEL: 2,
+      CONSOLE_QUEUE_TIMEOUT_MS: 10_000,
+    });
+  });
+
+  it("accepts the bounds: an hour per query (the console user's profile maximum), no wait at all", () => {
+    expect(
+      loadConfig({
+        CONSOLE_MAX_EXECUTION_SECONDS: "3600",
+        CONSOLE_READERS_PER_PIXEL: "1",
+        CONSOLE_QUEUE_TIMEOUT_MS: "0",
+      }),
+    ).toMatchObject({
+      CONSOLE_MAX_EXECUTION_SECONDS: 3600,
+      CONSOLE_READERS_PER_PIXEL: 1,
+      CONSOLE_QUEUE_TIMEOUT_MS: 0,
+    });
+  });
+
+  it.each([
+    ["CONSOLE_MAX_EXECUTION_SECONDS", "3601"],
+    ["CONSOLE_MAX_EXECUTION_SECONDS", "0"],
+    ["CONSOLE_READERS", "0"],
+    ["CONSOLE_READERS_PER_PIXEL", "0"],
+    ["CONSOLE_READERS_PER_PIXEL", "1.5"],
+    ["CONSOLE_QUEUE_TIMEOUT_MS", "-1"],
+    ["CONSOLE_QUEUE_TIMEOUT_MS", "600001"],
+  ])("%s=%s → ConfigError naming it", (name, value) => {
+    const err = errorOf({ [name]: value });
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message.startsWith(`invalid configuration: ${name} `)).toBe(true);
+  });
+});
+
 describe("parseDuration", () => {
   it.each([
     ["30m", 30 * 60_000],

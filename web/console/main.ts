@@ -74,6 +74,18 @@ function cellText(v: unknown): string {
   return String(v);
 }
 
+/** Records of a CSV text: newlines outside quoted fields (a quote inside one is doubled). */
+function csvRecords(text: string): number {
+  let records = 0;
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) quoted = !quoted;
+    else if (c === 10 && !quoted) records++;
+  }
+  return records;
+}
+
 function bytes(n: number): string {
   if (n < 1024) return `${n} B`;
   const units = ["KB", "MB", "GB", "TB"];
@@ -361,9 +373,14 @@ function consolePage(creds: Credentials, main: HTMLElement, tables: SchemaTable[
       a.remove();
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
       const rows = res.headers.get("x-row-count");
-      status.textContent = rows
-        ? `CSV: ${formatNumber(Number(rows), 0)} rows${res.headers.get("x-truncated") === "true" ? " (truncated at the limit)" : ""}`
-        : "";
+      if (rows) {
+        status.textContent = `CSV: ${formatNumber(Number(rows), 0)} rows${res.headers.get("x-truncated") === "true" ? " (truncated at the limit)" : ""}`;
+      } else {
+        // A long CSV streams, and its count comes as HTTP trailers, which fetch does not show: count here.
+        const n = csvRecords(await blob.text()) - 1;
+        const limit = Number(res.headers.get("x-row-limit"));
+        status.textContent = `CSV: ${formatNumber(n, 0)} rows${n === limit ? " (the limit: there may be more)" : ""}`;
+      }
     } catch (err) {
       showError(err instanceof ApiError ? err.message : String(err));
     } finally {

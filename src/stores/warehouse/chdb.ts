@@ -1,5 +1,6 @@
+import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { type ChdbResult, Session } from "chdb";
+import { type ChdbQueryStream, type ChdbResult, Session } from "chdb";
 import {
   classifyWarehouseError,
   type Params,
@@ -28,6 +29,8 @@ export class ChdbWarehouse implements WarehouseStore {
     private readonly dir: string,
     /** A reader's session serves one caller at a time (see `run`). */
     private readonly exclusive = false,
+    /** A reader's owner: its session kills the reader's queries when their signal aborts. */
+    private readonly owner?: ChdbWarehouse,
   ) {}
 
   static async open(dir: string, database: string): Promise<ChdbWarehouse> {
@@ -40,6 +43,7 @@ export class ChdbWarehouse implements WarehouseStore {
     database: string,
     create: boolean,
     exclusive = false,
+    owner?: ChdbWarehouse,
   ): Promise<ChdbWarehouse> {
     let session: Session;
     try {
@@ -47,7 +51,7 @@ export class ChdbWarehouse implements WarehouseStore {
     } catch (err) {
       throw mapError(err);
     }
-    const store = new ChdbWarehouse(session, database, dir, exclusive);
+    const store = new ChdbWarehouse(session, database, dir, exclusive, owner);
     try {
       if (create) await store.command(`CREATE DATABASE IF NOT EXISTS ${database}`);
       await store.command(`USE ${database}`);
@@ -92,12 +96,52 @@ export class ChdbWarehouse implements WarehouseStore {
     };
   }
 
+  /**
+   * The output as the engine produces it (`Session.queryStream`, one chunk per block). Only a reader
+   * streams: the owner's session runs bound queries through chDB's process-wide queue, so with
+   * parameters it answers in one chunk.
+   */
+  async *queryStream(
+    sql: string,
+    params: Params | undefined,
+    options: QueryOptions & { format: string },
+  ): AsyncGenerator<Uint8Array> {
+    const wire = toWireParams(params);
+    const scalars = this.exclusive ? sessionParams(wire) : Object.keys(wire).length === 0 ? [] : undefined;
+    if (!scalars) {
+      yield Buffer.from((await this.queryText(sql, params, options)).text);
+      return;
+    }
+    const signal = options.signal;
+    const killable = signal !== undefined && this.owner !== undefined;
+    const tag = `pxh-query:${randomUUID()}`;
+    const text = killable
+      ? tagged(sql, tag, wire, options.settings)
+      : sql.trimEnd().replace(/;$/, "") + settingsClause(options.settings);
+    let stream: ChdbQueryStream | undefined;
+    const stopKilling = killable ? this.killOnAbort(signal, tag) : undefined;
+    try {
+      await this.setParams(scalars, signal);
+      stream = this.session.queryStream(text, {
+        format: options.format,
+        ...(signal && !killable ? { signal } : {}),
+      });
+      for await (const chunk of stream) yield chunk.raw();
+    } catch (err) {
+      await this.drain();
+      throw mapError(err);
+    } finally {
+      stream?.cancel();
+      stopKilling?.();
+    }
+  }
+
   /** Another Session on the same data directory: the same engine and tables, its own query queue. */
   async openReader(options: ReaderOptions = {}): Promise<ChdbWarehouse> {
     const database = options.database ?? this.database;
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(database))
       throw new WarehouseParameterError(`bad database name "${database}"`);
-    const reader = await ChdbWarehouse.connect(this.dir, database, false, true);
+    const reader = await ChdbWarehouse.connect(this.dir, database, false, true, this);
     this.readers.add(reader);
     return reader;
   }
@@ -146,25 +190,104 @@ export class ChdbWarehouse implements WarehouseStore {
     format: string,
   ): Promise<ChdbResult> {
     const wire = toWireParams(params);
-    const text = sql.trimEnd().replace(/;$/, "") + settingsClause(options?.settings);
-    const opts = { format, ...(options?.signal ? { signal: options.signal } : {}) };
+    const signal = options?.signal;
+    // chDB's own signal only settles the promise early: the engine runs on, holding a libuv thread and
+    // this session. A reader's query is killed by its owner instead, and awaited until it really ends.
+    const killable = signal !== undefined && this.owner !== undefined;
+    const tag = `pxh-query:${randomUUID()}`;
+    const query = killable
+      ? tagged(sql, tag, wire, options?.settings)
+      : sql.trimEnd().replace(/;$/, "") + settingsClause(options?.settings);
+    const opts = { format, ...(signal && !killable ? { signal } : {}) };
+    const stopKilling = killable ? this.killOnAbort(signal, tag) : undefined;
     try {
-      if (Object.keys(wire).length === 0) return await this.session.queryAsync(text, opts);
+      if (killable && signal.aborted) throw cancelled();
+      if (Object.keys(wire).length === 0) return await this.session.queryAsync(query, opts);
       const scalars = this.exclusive ? sessionParams(wire) : undefined;
-      if (!scalars) return await this.session.queryBindAsync(text, wire, opts);
+      if (!scalars) return await this.session.queryBindAsync(query, wire, opts);
       // chdb runs every queryBindAsync of the process in one queue, so a long bound read (a console
       // query may run for its whole time limit) would hold up every other bound query. A reader's
       // session has one caller at a time, so its values become the session's query parameters
       // (what `--param_x` does for clickhouse-client) and the query itself runs unbound.
-      for (const [name, value] of scalars) {
-        await this.session.queryAsync(`SET param_${name} = ${stringLiteral(value)}`, { format: "TSV" });
-      }
-      return await this.session.queryAsync(text, opts);
+      await this.setParams(scalars, killable ? signal : undefined);
+      return await this.session.queryAsync(query, opts);
     } catch (err) {
+      await this.drain();
       throw mapError(err);
+    } finally {
+      stopKilling?.();
     }
   }
+
+  /**
+   * chDB (libchdb 26.7) hands the output a failed query had already produced to the session's NEXT
+   * query, in front of that query's own: after `SELECT …` fails at its time limit, `SELECT 1` answers
+   * the first query's rows and then `1` (not seen with an outer LIMIT or `result_overflow_mode =
+   * 'break'`, which console queries have — but a reader must not rely on that). On a reader the next
+   * query may be another pixel's, so a throwaway query takes any leftover before the reader serves
+   * anyone again. The owner's session is shared by concurrent callers, where nothing can be placed
+   * next in line: it is not drained.
+   */
+  private async drain(): Promise<void> {
+    if (!this.exclusive) return;
+    await this.session.queryAsync("SELECT 1", { format: "TSV" }).catch(() => undefined);
+  }
+
+  private async setParams(scalars: readonly [string, string][], signal?: AbortSignal): Promise<void> {
+    for (const [name, value] of scalars) {
+      await this.session.queryAsync(`SET param_${name} = ${stringLiteral(value)}`, { format: "TSV" });
+    }
+    if (signal?.aborted) throw cancelled();
+  }
+
+  /**
+   * When `signal` aborts, the owner's session kills the query tagged `tag` (see `tagged`) — again
+   * every 200 ms until the returned function is called, as the query may not have reached the engine
+   * yet. `KILL QUERY … SYNC` never returns in chDB; ASYNC does, and the killed query ends at once.
+   */
+  private killOnAbort(signal: AbortSignal, tag: string): () => void {
+    const owner = this.owner!;
+    let done = false;
+    let timer: NodeJS.Timeout | undefined;
+    const kill = () => {
+      if (done) return;
+      owner.session
+        .queryAsync(
+          `KILL QUERY WHERE Settings['log_comment'] = ${stringLiteral(tag)} OR startsWith(query, ${stringLiteral(`/* ${tag} */`)}) ASYNC`,
+          { format: "TSV" },
+        )
+        .catch(() => undefined)
+        .finally(() => {
+          if (!done) timer = setTimeout(kill, 200);
+        });
+    };
+    signal.addEventListener("abort", kill, { once: true });
+    return () => {
+      done = true;
+      clearTimeout(timer);
+      signal.removeEventListener("abort", kill);
+    };
+  }
 }
+
+/**
+ * The query text with `tag`, where `KILL QUERY` finds it in system.processes: as `log_comment` when
+ * the query has settings or parameters (the engine lists such a query re-rendered from its tree, with
+ * comments gone), else as a leading comment (a SETTINGS clause would change what `EXPLAIN AST` shows).
+ */
+function tagged(
+  sql: string,
+  tag: string,
+  wire: Record<string, unknown>,
+  settings: QueryOptions["settings"],
+): string {
+  const text = sql.trimEnd().replace(/;$/, "");
+  if (Object.keys(wire).length === 0 && (!settings || Object.keys(settings).length === 0))
+    return `/* ${tag} */ ${text}`;
+  return text + settingsClause({ log_comment: tag, ...settings });
+}
+
+const cancelled = () => classifyWarehouseError("Query was cancelled (the caller went away)", 394, undefined);
 
 /** Scalar parameters as the text the engine parses for their type; undefined when one is not scalar. */
 function sessionParams(wire: ReturnType<typeof toWireParams>): [string, string][] | undefined {

@@ -64,6 +64,7 @@ export class ClickHouseWarehouse implements WarehouseStore {
     const options: ClickHouseOptions = {
       ...this.options,
       database: reader.database ?? this.database,
+      ...(reader.requestTimeoutMs !== undefined ? { requestTimeoutMs: reader.requestTimeoutMs } : {}),
       ...(reader.username !== undefined
         ? { username: reader.username, password: reader.password ?? "" }
         : {}),
@@ -89,8 +90,7 @@ export class ClickHouseWarehouse implements WarehouseStore {
         query: sql.trimEnd().replace(/;$/, ""),
         query_params: toWireParams(params),
         format: "JSONEachRow",
-        ...(options?.settings ? { clickhouse_settings: { ...options.settings } } : {}),
-        ...(options?.signal ? { abort_signal: options.signal } : {}),
+        ...readOptions(options),
       });
       const rows = await rs.json<T>();
       const summary = parseSummary(rs.response_headers["x-clickhouse-summary"]);
@@ -118,8 +118,7 @@ export class ClickHouseWarehouse implements WarehouseStore {
         query: sql.trimEnd().replace(/;$/, ""),
         query_params: toWireParams(params),
         format: options.format as DataFormat,
-        ...(options.settings ? { clickhouse_settings: { ...options.settings } } : {}),
-        ...(options.signal ? { abort_signal: options.signal } : {}),
+        ...readOptions(options),
       });
       const text = await rs.text();
       const summary = parseSummary(rs.response_headers["x-clickhouse-summary"]);
@@ -134,6 +133,49 @@ export class ClickHouseWarehouse implements WarehouseStore {
     } catch (err) {
       throw mapError(err);
     }
+  }
+
+  /**
+   * The HTTP response body as it arrives. ClickHouse 25.11+ marks an exception written after the first
+   * bytes (the client throws it); older servers append its text to the body, so the last line is held
+   * back until the end and a `Code: N. DB::Exception:` there is thrown, not passed on as data.
+   */
+  async *queryStream(
+    sql: string,
+    params: Params | undefined,
+    options: QueryOptions & { format: string },
+  ): AsyncGenerator<Uint8Array> {
+    let rs: Awaited<ReturnType<ClickHouseClient["query"]>>;
+    try {
+      rs = await this.client.query({
+        query: sql.trimEnd().replace(/;$/, ""),
+        query_params: toWireParams(params),
+        format: options.format as DataFormat,
+        ...readOptions(options),
+      });
+    } catch (err) {
+      throw mapError(err);
+    }
+    const rows = rs.stream();
+    let held: string | undefined;
+    try {
+      for await (const batch of rows as AsyncIterable<{ text: string }[]>) {
+        let out = "";
+        for (const row of batch) {
+          if (held !== undefined) out += `${held}\n`;
+          held = row.text;
+        }
+        if (out) yield Buffer.from(out);
+      }
+    } catch (err) {
+      throw mapError(err);
+    } finally {
+      rows.destroy();
+    }
+    if (held === undefined) return;
+    const exception = /Code: (\d+)\. DB::Exception: .*/.exec(held);
+    if (exception) throw classifyWarehouseError(exception[0], Number(exception[1]), undefined);
+    yield Buffer.from(`${held}\n`);
   }
 
   async command(sql: string, params?: Params, options?: QueryOptions): Promise<void> {
@@ -197,6 +239,22 @@ function clientBase(options: ClickHouseOptions) {
     // Failures reach callers as typed errors; the client's own console logging would repeat them.
     log: { level: ClickHouseLogLevel.OFF },
     ...(options.connection ? { connection: options.connection } : {}),
+  };
+}
+
+/**
+ * Settings and abort signal of a read. With a signal, the server cancels the query when the request
+ * is closed (`cancel_http_readonly_queries_on_client_close`; it applies to read-only queries only):
+ * without it, an aborted request's query would run on to its time limit.
+ */
+function readOptions(options: QueryOptions | undefined) {
+  const settings: Record<string, string | number | boolean> = {
+    ...options?.settings,
+    ...(options?.signal ? { cancel_http_readonly_queries_on_client_close: 1 } : {}),
+  };
+  return {
+    ...(Object.keys(settings).length > 0 ? { clickhouse_settings: settings } : {}),
+    ...(options?.signal ? { abort_signal: options.signal } : {}),
   };
 }
 

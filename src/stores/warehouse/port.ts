@@ -17,6 +17,11 @@ export type Params = Readonly<Record<string, ParamValue>>;
 export interface QueryOptions {
   /** Per-query ClickHouse settings (max_execution_time, readonly…). */
   settings?: Readonly<Record<string, string | number | boolean>>;
+  /**
+   * Stops the query. On a server the HTTP request is closed and a read-only query is cancelled with
+   * it; a chDB reader has the engine kill it (`KILL QUERY` from its owner's session) and settles only
+   * once the engine has let go, so a reader is never handed on while its last query still runs.
+   */
   signal?: AbortSignal;
 }
 
@@ -24,6 +29,8 @@ export interface QueryOptions {
 export interface ReaderOptions {
   /** The database unqualified names resolve in (default: the store's). It must exist. */
   database?: string;
+  /** Server only: how long a request may take before the client gives up (default: the store's). */
+  requestTimeoutMs?: number;
   /** Another ClickHouse user (server only: chDB has no users, so it keeps its single identity). */
   username?: string;
   password?: string;
@@ -53,6 +60,16 @@ export interface WarehouseStore {
     params: Params | undefined,
     options: QueryOptions & { format: string },
   ): Promise<{ text: string; stats: QueryStats }>;
+  /**
+   * Like `queryText`, with the output handed over as the engine produces it, chunk by chunk. Leaving
+   * the iteration early (break, return, throw) cancels the query; an engine failure after the first
+   * chunk is thrown from the iteration.
+   */
+  queryStream(
+    sql: string,
+    params: Params | undefined,
+    options: QueryOptions & { format: string },
+  ): AsyncIterable<Uint8Array>;
   /**
    * A separate connection to the same warehouse: its own session (chDB runs one query at a time per
    * session, so a long read there never queues the others), optionally another database and user.
