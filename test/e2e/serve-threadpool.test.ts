@@ -46,6 +46,22 @@ async function serve(env: NodeJS.ProcessEnv) {
   return { child, ready, exited };
 }
 
+/** After a failed assertion: the process tree must not outlive the test. */
+async function stop(started: Awaited<ReturnType<typeof serve>> | undefined): Promise<void> {
+  const child = started?.child;
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const served = children(child.pid!);
+  child.kill("SIGKILL");
+  for (const pid of served) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  await started!.exited;
+}
+
 const children = (pid: number) =>
   readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
 const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
@@ -53,8 +69,10 @@ const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, "utf8").sp
 describe.skipIf(!existsSync("/proc/self/environ"))("serve: libuv's thread pool", { timeout: 120_000 }, () => {
   it("runs serve on chDB with CONSOLE_READERS + 8 threads, and ends with it on SIGTERM", async () => {
     const dir = tempDir("pixelhouse-uv-");
+    let started: Awaited<ReturnType<typeof serve>> | undefined;
     try {
-      const { child, ready, exited } = await serve(userEnv({ DATA_DIR: dir.path, CONSOLE_READERS: "3" }));
+      started = await serve(userEnv({ DATA_DIR: dir.path, CONSOLE_READERS: "3" }));
+      const { child, ready, exited } = started;
       const [served] = children(child.pid!);
       expect(served).toBeDefined();
       expect(environ(served!)).toContain("UV_THREADPOOL_SIZE=11");
@@ -64,14 +82,17 @@ describe.skipIf(!existsSync("/proc/self/environ"))("serve: libuv's thread pool",
       expect(await exited).toEqual([0, null]);
       expect(existsSync(`/proc/${served}`)).toBe(false);
     } finally {
+      await stop(started);
       dir.remove();
     }
   });
 
   it("keeps a UV_THREADPOOL_SIZE the user set, in a single process", async () => {
     const dir = tempDir("pixelhouse-uv-");
+    let started: Awaited<ReturnType<typeof serve>> | undefined;
     try {
-      const { child, exited } = await serve(userEnv({ DATA_DIR: dir.path, UV_THREADPOOL_SIZE: "6" }));
+      started = await serve(userEnv({ DATA_DIR: dir.path, UV_THREADPOOL_SIZE: "6" }));
+      const { child, exited } = started;
       // No second pixelhouse process (esbuild's service, which bundles the web pages, may be a child).
       const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8");
       expect(children(child.pid!).filter((pid) => cmdline(pid).includes("pixelhouse.mjs"))).toEqual([]);
@@ -79,6 +100,7 @@ describe.skipIf(!existsSync("/proc/self/environ"))("serve: libuv's thread pool",
       child.kill("SIGTERM");
       expect(await exited).toEqual([0, null]);
     } finally {
+      await stop(started);
       dir.remove();
     }
   });
