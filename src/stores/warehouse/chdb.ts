@@ -226,10 +226,10 @@ export class ChdbWarehouse implements WarehouseStore {
    * 'break'`, which console queries have — but a reader must not rely on that). On a reader the next
    * query may be another pixel's, so a throwaway query takes any leftover before the reader serves
    * anyone again. The owner's session is shared by concurrent callers, where nothing can be placed
-   * next in line: it is not drained.
+   * next in line: it is drained too, which takes the leftover whenever no other caller's query was
+   * already queued (the usual case), and is known not to cover the rest (docs/query.md).
    */
   private async drain(): Promise<void> {
-    if (!this.exclusive) return;
     await this.session.queryAsync("SELECT 1", { format: "TSV" }).catch(() => undefined);
   }
 
