@@ -19,6 +19,11 @@ export function warehouseContract(
     readerDatabase?: boolean;
     /** Whether a stream may be left while the engine still runs (chDB's client transport crashes). */
     leaveStreamEarly?: boolean;
+    /**
+     * Whether a failed query's partial output can reach the next query (chDB's engine does; the chDB
+     * adapter drains it itself, the test-only client transport over chDB does not).
+     */
+    failureLeavesOutput?: boolean;
   } = {},
 ) {
   describe(`warehouse contract: ${name}`, () => {
@@ -219,6 +224,7 @@ export function warehouseContract(
           chunks.push(chunk);
       };
       await expect(failing()).rejects.toBeInstanceOf(WarehouseError);
+      if (options.failureLeavesOutput) await wh.queryText("SELECT 1", undefined, { format: "CSV" });
       // The store still answers (in CSV: chDB's client transport keeps a failed query's format).
       expect((await wh.queryText("SELECT 1 AS one", undefined, { format: "CSV" })).text).toBe("1\n");
     });

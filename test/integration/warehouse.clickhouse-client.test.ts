@@ -33,7 +33,14 @@ warehouseContract(
   },
   // chDB's experimental @clickhouse/client transport aborts the whole engine when a response stream is
   // destroyed mid-query (closing a chDB connection in use does); HTTP to a server just closes the socket.
-  { readStats: false, settingsPerQuery: false, readerDatabase: false, leaveStreamEarly: false },
+  // Its engine also hands a failed query's partial output to the next query (see ChdbWarehouse.drain).
+  {
+    readStats: false,
+    settingsPerQuery: false,
+    readerDatabase: false,
+    leaveStreamEarly: false,
+    failureLeavesOutput: true,
+  },
 );
 
 it("clickhouse adapter: an unreachable server answers WarehouseUnavailableError", async () => {
