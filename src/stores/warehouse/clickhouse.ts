@@ -5,6 +5,7 @@ import {
   ClickHouseLogLevel,
   createClient,
   type DataFormat,
+  type ResultSet,
 } from "@clickhouse/client";
 import {
   classifyWarehouseError,
@@ -84,27 +85,10 @@ export class ClickHouseWarehouse implements WarehouseStore {
     params?: Params,
     options?: QueryOptions,
   ): Promise<{ rows: T[]; stats: QueryStats }> {
-    const started = performance.now();
-    try {
-      const rs = await this.client.query({
-        query: sql.trimEnd().replace(/;$/, ""),
-        query_params: toWireParams(params),
-        format: "JSONEachRow",
-        ...readOptions(options),
-      });
-      const rows = await rs.json<T>();
-      const summary = parseSummary(rs.response_headers["x-clickhouse-summary"]);
-      return {
-        rows,
-        stats: {
-          elapsedMs: performance.now() - started,
-          rowsRead: summary.read_rows,
-          bytesRead: summary.read_bytes,
-        },
-      };
-    } catch (err) {
-      throw mapError(err);
-    }
+    const { body, stats } = await this.timed(sql, params, options, "JSONEachRow" as const, (rs) =>
+      rs.json<T>(),
+    );
+    return { rows: body, stats };
   }
 
   async queryText(
@@ -112,18 +96,31 @@ export class ClickHouseWarehouse implements WarehouseStore {
     params: Params | undefined,
     options: QueryOptions & { format: string },
   ): Promise<{ text: string; stats: QueryStats }> {
+    const format = options.format as DataFormat;
+    const { body, stats } = await this.timed(sql, params, options, format, (rs) => rs.text());
+    return { text: body, stats };
+  }
+
+  /** One read, its whole body taken by `read`, with the elapsed time and the server's read counters. */
+  private async timed<F extends DataFormat, R>(
+    sql: string,
+    params: Params | undefined,
+    options: QueryOptions | undefined,
+    format: F,
+    read: (rs: ResultSet<F>) => Promise<R>,
+  ): Promise<{ body: R; stats: QueryStats }> {
     const started = performance.now();
     try {
       const rs = await this.client.query({
         query: sql.trimEnd().replace(/;$/, ""),
         query_params: toWireParams(params),
-        format: options.format as DataFormat,
+        format,
         ...readOptions(options),
       });
-      const text = await rs.text();
+      const body = await read(rs);
       const summary = parseSummary(rs.response_headers["x-clickhouse-summary"]);
       return {
-        text,
+        body,
         stats: {
           elapsedMs: performance.now() - started,
           rowsRead: summary.read_rows,
