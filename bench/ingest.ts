@@ -114,6 +114,7 @@ async function redisBytesPerId(url: string): Promise<{ digest: number; naive: nu
   const prefix = `pxhbench${randomBytes(3).toString("hex")}:`;
   const store = new RedisDedupStore(redis, {
     windowDays: 30,
+    ownerTtlSeconds: 10,
     leaseSeconds: 60,
     periodDays: 10,
     bucketBits: 14,

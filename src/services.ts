@@ -70,6 +70,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
       maxRows: config.INGEST_FLUSH_ROWS,
       maxDelayMs: config.INGEST_FLUSH_MS,
       concurrency: config.INGEST_GROUPS,
+      dedupWait: { inflightWaitMs: config.DEDUP_INFLIGHT_WAIT_MS },
     },
   );
   const relay = new OutboxRelay(stores.sql, stores.bus, {

@@ -6,7 +6,14 @@ import { SqlError } from "../stores/sql/port.js";
 import { WarehouseParameterError, type WarehouseStore } from "../stores/warehouse/port.js";
 import type { ForwardableEvent } from "./event-row.js";
 import type { IdentityResolver } from "./identity.js";
-import { type Batch, confirmStep, dedupStep, identityStep, type StepResult } from "./steps.js";
+import {
+  type Batch,
+  type DedupWait,
+  dedupStep,
+  InflightError,
+  identityStep,
+  type StepResult,
+} from "./steps.js";
 
 /**
  * The store refused the data itself (a value it cannot parse or hold), as opposed to an outage, a
@@ -26,9 +33,14 @@ export class StoreRefusedError extends AppError {
 }
 
 function failure(result: { retry: string; cause: unknown }): AppError {
-  return isDataError(result.cause)
-    ? new StoreRefusedError()
-    : new UnavailableError(`Service Unavailable: ${result.retry} did not answer; retry the request`, 1);
+  if (isDataError(result.cause)) return new StoreRefusedError();
+  if (result.cause instanceof InflightError) {
+    return new UnavailableError(
+      `Service Unavailable: ${result.cause.message} that has not finished; nothing of this request was stored — retry it`,
+      2,
+    );
+  }
+  return new UnavailableError(`Service Unavailable: ${result.retry} did not answer; retry the request`, 1);
 }
 
 export interface GroupOptions {
@@ -38,6 +50,8 @@ export interface GroupOptions {
   maxDelayMs: number;
   /** Groups processed at the same time (one is enough for embedded stores). */
   concurrency: number;
+  /** How ids held by another writer are waited for (see `dedupStep`). */
+  dedupWait: DedupWait;
 }
 
 /** The forwarding queue as the group sees it: held rows, released or cancelled with the write. */
@@ -78,6 +92,7 @@ export class GroupCommitter {
   private running = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<Promise<void>>();
+  private unsettled: { lease: DedupLease; commit: boolean }[] = [];
 
   constructor(
     private readonly deps: GroupDeps,
@@ -122,16 +137,29 @@ export class GroupCommitter {
     this.inFlight.add(run);
   }
 
+  /** Commits (after a stored write) or releases a lease; one that fails is kept and retried. */
+  private async settle(lease: DedupLease, commit: boolean): Promise<void> {
+    try {
+      await (commit ? this.deps.dedup.commit(lease) : this.deps.dedup.release(lease));
+    } catch (err) {
+      this.deps.log.warn({ err, commit }, "dedup lease not settled; retried with the next group");
+      this.unsettled.push({ lease, commit });
+    }
+  }
+
+  private async retryUnsettled(): Promise<void> {
+    const todo = this.unsettled;
+    this.unsettled = [];
+    for (const { lease, commit } of todo) await this.settle(lease, commit);
+  }
+
   private async process(group: Waiting[]): Promise<void> {
+    if (this.unsettled.length) await this.retryUnsettled();
     const leases: DedupLease[] = [];
     const claims: (() => Promise<void>)[] = [];
     const fail = async (result: StepResult & { ok: false }) => {
       for (const release of claims) await release().catch(() => {});
-      for (const lease of leases) {
-        await this.deps.dedup.release(lease).catch((err: unknown) => {
-          this.deps.log.error({ err }, "dedup release failed; the lease lapses by itself");
-        });
-      }
+      for (const lease of leases) await this.settle(lease, false);
       if (isDataError(result.cause) && group.length > 1) {
         // Not an outage but something in the data: retry each request on its own, so one request's
         // content cannot fail the others it happened to be grouped with (across pixels too).
@@ -153,12 +181,16 @@ export class GroupCommitter {
 
     const links: Record<string, unknown>[] = [];
     for (const [pixelId, pixelBatches] of byPixel) {
-      const dedup = await dedupStep(pixelId, pixelBatches, this.deps.dedup);
-      if (dedup.lease) leases.push(dedup.lease);
+      const dedup = await dedupStep(
+        pixelId,
+        pixelBatches,
+        this.deps.dedup,
+        this.deps.warehouse,
+        this.options.dedupWait,
+      );
+      leases.push(...dedup.leases);
+      claims.push(...dedup.claims);
       if (!dedup.ok) return fail(dedup);
-      const confirm = await confirmStep(pixelId, dedup.unconfirmed, this.deps.warehouse, this.deps.dedup);
-      if (!confirm.ok) return fail(confirm);
-      if (confirm.release) claims.push(confirm.release);
       const identity = await identityStep(pixelId, pixelBatches, this.deps.identity);
       if (!identity.ok) return fail(identity);
       for (const l of identity.links) links.push(l);
@@ -205,12 +237,9 @@ export class GroupCommitter {
     await forwarder?.release(hold.token).catch((err: unknown) => {
       this.deps.log.warn({ err }, "held deliveries not released; they are sent after the hold");
     });
-    // Stored. A commit that fails only lets a later copy through to the warehouse backstop.
-    for (const lease of leases) {
-      await this.deps.dedup.commit(lease).catch((err: unknown) => {
-        this.deps.log.warn({ err }, "dedup commit failed after a stored write");
-      });
-    }
+    // Stored. A commit that fails is retried; until it lands, copies of these ids wait, then find
+    // them in the warehouse (or, after this process dies, reclaim the lease and find them there).
+    for (const lease of leases) await this.settle(lease, true);
     if (rows.length && this.deps.onStored) {
       await this.deps.onStored([...byPixel.keys()]).catch((err: unknown) => {
         this.deps.log.warn(
@@ -228,5 +257,6 @@ export class GroupCommitter {
       if (this.waiting.length && this.running < this.options.concurrency) this.start();
       await Promise.allSettled([...this.inFlight]);
     }
+    if (this.unsettled.length) await this.retryUnsettled();
   }
 }

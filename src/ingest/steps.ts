@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { monotonicFactory } from "ulid";
 import type { DedupLease, DedupStore } from "../stores/dedup/port.js";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
@@ -34,17 +35,48 @@ export function normalizeStep(valid: ValidEvent[], ctx: IngestContext): Batch {
 
 type Slot = { batch: Batch; index: number };
 
+export interface DedupWait {
+  /** How long ids held by another live writer are waited for before the warehouse is asked. */
+  inflightWaitMs: number;
+  /** Pauses between polls while waiting (grows to the last value). */
+  pollMs?: readonly number[];
+}
+
+export type DedupStepResult = (
+  | { ok: true }
+  | { ok: false; retry: string; cause: unknown; retryAfterSeconds?: number }
+) & {
+  /** Every lease taken (to commit after the write, or release on failure). */
+  leases: DedupLease[];
+  /** Short claims of unconfirmed digests, released on failure. */
+  claims: (() => Promise<void>)[];
+};
+
+/** A writer elsewhere holds ids past the wait and the warehouse does not hold them yet. */
+export class InflightError extends Error {
+  constructor(readonly count: number) {
+    super(`${count} eventId(s) are being stored by another request`);
+  }
+}
+
+const POLL_MS = [10, 20, 40, 80, 160, 250] as const;
+
 /**
  * First copy wins: within the requests (in arrival order), then against the dedup set, which also
- * sees requests being processed elsewhere. Returns the ids a digest store could not decide alone.
+ * sees requests being processed elsewhere. A copy is marked `duplicate` only when its first copy is
+ * durably stored: acknowledged in the set, or found in the warehouse. Ids another live writer holds
+ * are waited for; if that writer neither stores nor releases them in time, the group fails with a
+ * 503 (the client retries) rather than guess.
  */
 export async function dedupStep(
   pixelId: string,
   batches: readonly Batch[],
   dedup: DedupStore,
-): Promise<
-  ({ ok: true } | { ok: false; retry: string; cause: unknown }) & { lease?: DedupLease; unconfirmed: Slot[] }
-> {
+  warehouse: WarehouseStore,
+  wait: DedupWait,
+): Promise<DedupStepResult> {
+  const leases: DedupLease[] = [];
+  const claims: (() => Promise<void>)[] = [];
   const first = new Map<string, Slot>();
   for (const batch of batches) {
     batch.events.forEach((e, index) => {
@@ -53,54 +85,67 @@ export async function dedupStep(
       else first.set(e.row.event_id, { batch, index });
     });
   }
-  const ids = [...first.keys()];
-  if (ids.length === 0) return { ok: true, unconfirmed: [] };
+  const duplicate = (id: string) => {
+    const slot = first.get(id)!;
+    slot.batch.drop[slot.index] = "duplicate";
+  };
+  let pending = [...first.keys()];
+  const deadline = Date.now() + wait.inflightWaitMs;
+  const polls = wait.pollMs ?? POLL_MS;
+  let step = "the dedup store";
   try {
-    const { status, lease } = await dedup.reserve(pixelId, ids);
-    const unconfirmed: Slot[] = [];
-    ids.forEach((id, k) => {
-      const slot = first.get(id)!;
-      if (status[k] === "duplicate") slot.batch.drop[slot.index] = "duplicate";
-      else if (status[k] === "unconfirmed") unconfirmed.push(slot);
-    });
-    return { ok: true, lease, unconfirmed };
+    for (let round = 0; pending.length > 0; round++) {
+      step = "the dedup store";
+      const { status, lease } = await dedup.reserve(pixelId, pending);
+      leases.push(lease);
+      const confirm: string[] = [];
+      const digests: string[] = [];
+      const held: string[] = [];
+      pending.forEach((id, k) => {
+        const s = status[k];
+        if (s === "duplicate") duplicate(id);
+        else if (s === "reclaimed") confirm.push(id);
+        else if (s === "unconfirmed") digests.push(id);
+        else if (s === "inflight") held.push(id);
+      });
+      step = "the warehouse";
+      const stored = await storedIds(warehouse, pixelId, [...confirm, ...digests]);
+      for (const id of [...confirm, ...digests]) if (stored.has(id)) duplicate(id);
+      const open = digests.filter((id) => !stored.has(id));
+      if (open.length && dedup.claimUnconfirmed) {
+        step = "the dedup store";
+        const c = await dedup.claimUnconfirmed(pixelId, open);
+        claims.push(c.release);
+        // An unclaimed one is being stored by the copy that holds the claim: wait for it like a lease.
+        open.forEach((id, i) => {
+          if (!c.claimed[i]) held.push(id);
+        });
+      }
+      if (held.length === 0) break;
+      if (Date.now() >= deadline) {
+        step = "the warehouse";
+        const done = await storedIds(warehouse, pixelId, held);
+        for (const id of done) duplicate(id);
+        const left = held.length - done.size;
+        if (left > 0) return { ok: false, retry: step, cause: new InflightError(left), leases, claims };
+        break;
+      }
+      await delay(Math.min(polls[Math.min(round, polls.length - 1)]!, Math.max(1, deadline - Date.now())));
+      pending = held;
+    }
+    return { ok: true, leases, claims };
   } catch (err) {
-    return { ...retry("the dedup store", err), unconfirmed: [] };
+    return { ok: false, retry: step, cause: err, leases, claims };
   }
 }
 
-/**
- * A digest match is a duplicate only if the warehouse holds the id: a collision never drops an event.
- * Ids it does not hold are claimed, so concurrent copies of one of them are still stored once.
- */
-export async function confirmStep(
-  pixelId: string,
-  slots: readonly Slot[],
-  warehouse: WarehouseStore,
-  dedup: DedupStore,
-): Promise<StepResult & { release?: () => Promise<void> }> {
-  if (slots.length === 0) return { ok: true };
-  const idOf = (s: Slot) => s.batch.events[s.index]!.row.event_id;
-  try {
-    const found = await warehouse.query<{ event_id: string }>(
-      "SELECT DISTINCT event_id FROM events WHERE pixel_id = {pixel:String} AND event_id IN {ids:Array(String)}",
-      { pixel: pixelId, ids: slots.map(idOf) },
-    );
-    const stored = new Set(found.map((r) => r.event_id));
-    const open: Slot[] = [];
-    for (const s of slots) {
-      if (stored.has(idOf(s))) s.batch.drop[s.index] = "duplicate";
-      else open.push(s);
-    }
-    if (open.length === 0 || !dedup.claimUnconfirmed) return { ok: true };
-    const { claimed, release } = await dedup.claimUnconfirmed(pixelId, open.map(idOf));
-    open.forEach((s, i) => {
-      if (!claimed[i]) s.batch.drop[s.index] = "duplicate";
-    });
-    return { ok: true, release };
-  } catch (err) {
-    return retry("the warehouse", err);
-  }
+async function storedIds(warehouse: WarehouseStore, pixelId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const found = await warehouse.query<{ event_id: string }>(
+    "SELECT DISTINCT event_id FROM events WHERE pixel_id = {pixel:String} AND event_id IN {ids:Array(String)}",
+    { pixel: pixelId, ids },
+  );
+  return new Set(found.map((r) => r.event_id));
 }
 
 /** Every event, duplicates included, contributes its identifiers to the identity graph. */

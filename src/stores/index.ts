@@ -64,8 +64,9 @@ export async function openStores(config: Config, purpose: string): Promise<Store
             periodDays: DEDUP_PERIOD_DAYS,
             bucketBits: config.DEDUP_BUCKET_BITS,
             prefix: config.REDIS_KEY_PREFIX,
+            mayHoldIds: (sinceMs) => warehouseHoldsIdsSince(warehouse, sinceMs),
           })
-        : new SqlDedupStore(sql, dedupOptions);
+        : new SqlDedupStore(sql, { ...dedupOptions, exclusive: !config.DATABASE_URL });
     const bus: Bus =
       kv instanceof RedisKv ? new RedisBus(kv.client, config.REDIS_KEY_PREFIX) : new SqlBus(sql);
     return {
@@ -76,6 +77,7 @@ export async function openStores(config: Config, purpose: string): Promise<Store
       bus,
       keySecret,
       async close() {
+        await dedup.close().catch(() => {});
         for (const s of opened.reverse()) await s.close().catch(() => {});
         release();
       },
@@ -85,6 +87,15 @@ export async function openStores(config: Config, purpose: string): Promise<Store
     release();
     throw err;
   }
+}
+
+/** Whether the warehouse holds any event with a client eventId received since `sinceMs`. */
+async function warehouseHoldsIdsSince(warehouse: WarehouseStore, sinceMs: number): Promise<boolean> {
+  const rows = await warehouse.query<{ n: number }>(
+    "SELECT count() AS n FROM (SELECT 1 FROM events WHERE client_event_id AND received_at >= {since:DateTime64(3)} LIMIT 1)",
+    { since: new Date(sinceMs) },
+  );
+  return Number(rows[0]?.n ?? 0) > 0;
 }
 
 /**

@@ -284,7 +284,7 @@ export function dedupSuite(label: string, options: DedupSuiteOptions): void {
         });
       });
 
-      it("a crash after the write but before the commit: the retry's second copy counts once and collapses", async () => {
+      it("a crash after the write but before the commit: the retry finds the stored copy and is skipped", async () => {
         const px = await newPixel();
         const id = uid("after-write");
         await sendOk(app, px, [{ name: "purchase", eventId: id, eventProperties: { value: 7 } }]);
@@ -294,41 +294,88 @@ export function dedupSuite(label: string, options: DedupSuiteOptions): void {
            WHERE pixel_id = $1 AND event_id = $2`,
           [px.pixelId, id],
         );
-        // The client never saw the 200 and retries: the id is storable again, so a second copy lands.
+        // The client never saw the 200 and retries: the lapsed lease is reclaimed, the warehouse asked.
         expect(
           await sendOk(app, px, [{ name: "purchase", eventId: id, eventProperties: { value: 7 } }]),
-        ).toMatchObject({
-          eventsIngested: 1,
-        });
-        const q = () =>
-          app.stores.warehouse.query<{ rows: number; distinct_events: number; revenue: number }>(
-            `SELECT count() AS rows, count(DISTINCT event_id) AS distinct_events,
-                    toFloat64(sum(value)) AS revenue
-             FROM (SELECT * FROM events FINAL WHERE pixel_id = {pixel:String})`,
-            { pixel: px.pixelId },
-          );
-        // Read with FINAL (as measures do), the two copies are one event.
-        expect((await q())[0]).toEqual({ rows: 1, distinct_events: 1, revenue: 7 });
-        expect(await eventCount(app, px.pixelId, id)).toBeLessThanOrEqual(2);
-        await app.stores.warehouse.command("OPTIMIZE TABLE events FINAL");
+        ).toMatchObject({ eventsIngested: 0, duplicatesSkipped: 1 });
         expect(await eventCount(app, px.pixelId, id)).toBe(1);
       });
 
-      it("a live lease (a write in flight elsewhere) makes a concurrent copy a duplicate", async () => {
-        // By design: the first copy wins while its write is under way; if that write fails, its
-        // client gets a 503 and retries, and the lease is released (or lapses) for the retry.
+      it("a lease whose owner died is taken over at once, before it lapses", async () => {
+        const px = await newPixel();
+        const [lost, stored] = [uid("dead-owner"), uid("dead-owner-stored")];
+        await sendOk(app, px, [{ name: "purchase", eventId: stored }]);
+        // Process "gone" reserved both and died: one before its write, one after it.
+        await app.stores.sql.query(
+          `INSERT INTO dedup_ids (pixel_id, event_id, first_seen, lease_until, lease_token, lease_owner)
+           VALUES ($1, $2, now(), now() + interval '1 minute', 'gone-token', 'gone')
+           ON CONFLICT (pixel_id, event_id) DO UPDATE
+             SET lease_until = excluded.lease_until, lease_token = excluded.lease_token,
+                 lease_owner = excluded.lease_owner`,
+          [px.pixelId, lost],
+        );
+        await app.stores.sql.query(
+          `UPDATE dedup_ids SET lease_until = now() + interval '1 minute', lease_token = 'gone-token',
+             lease_owner = 'gone' WHERE pixel_id = $1 AND event_id = $2`,
+          [px.pixelId, stored],
+        );
+        expect(
+          await sendOk(app, px, [
+            { name: "purchase", eventId: lost },
+            { name: "purchase", eventId: stored },
+          ]),
+        ).toMatchObject({ eventsIngested: 1, duplicatesSkipped: 1 });
+        expect(await eventCount(app, px.pixelId, lost)).toBe(1);
+        expect(await eventCount(app, px.pixelId, stored)).toBe(1);
+      });
+
+      it("a live lease that never settles: the copy gets 503 after the wait, never 'duplicate'", async () => {
         const px = await newPixel();
         const id = uid("inflight");
+        // Held by this very process (alive), as by a write that hangs.
         await app.stores.sql.query(
-          `INSERT INTO dedup_ids (pixel_id, event_id, first_seen, lease_until, lease_token)
-           VALUES ($1, $2, now(), now() + interval '1 minute', 'alive')`,
-          [px.pixelId, id],
+          `INSERT INTO dedup_ids (pixel_id, event_id, first_seen, lease_until, lease_token, lease_owner)
+           VALUES ($1, $2, now(), now() + interval '1 minute', 'alive', $3)`,
+          [px.pixelId, id, app.stores.dedup.owner],
         );
-        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({
-          eventsIngested: 0,
-          duplicatesSkipped: 1,
-        });
+        const other = uid("with-it");
+        const res = await sendEvents(app, px, [
+          { name: "purchase", eventId: id },
+          { name: "purchase", eventId: other },
+        ]);
+        expectEnvelope(res, 503);
+        expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
         expect(await eventCount(app, px.pixelId, id)).toBe(0);
+        expect(await eventCount(app, px.pixelId, other)).toBe(0);
+        // The writer gives up (releases): the retry stores both.
+        await app.stores.sql.query("DELETE FROM dedup_ids WHERE lease_token = 'alive' AND pixel_id = $1", [
+          px.pixelId,
+        ]);
+        expect(
+          await sendOk(app, px, [
+            { name: "purchase", eventId: id },
+            { name: "purchase", eventId: other },
+          ]),
+        ).toMatchObject({ eventsIngested: 2, duplicatesSkipped: 0 });
+      });
+
+      it("a live lease whose write lands during the wait: the copy is a duplicate, stored once", async () => {
+        const px = await newPixel();
+        const id = uid("lands");
+        await sendOk(app, px, [{ name: "purchase", eventId: id }]);
+        // Turn the acknowledged row back into a live lease of this process, as while its write runs.
+        await app.stores.sql.query(
+          `UPDATE dedup_ids SET lease_until = now() + interval '1 minute', lease_token = 'landing', lease_owner = $3
+           WHERE pixel_id = $1 AND event_id = $2`,
+          [px.pixelId, id, app.stores.dedup.owner],
+        );
+        const copy = sendEvents(app, px, [{ name: "purchase", eventId: id }]);
+        // The writer acknowledges while the copy waits.
+        await app.stores.sql.query("INSERT INTO dedup_commits (lease_token) VALUES ('landing')");
+        const res = await copy;
+        expect(res.status, res.text).toBe(200);
+        expect(res.body).toMatchObject({ eventsIngested: 0, duplicatesSkipped: 1 });
+        expect(await eventCount(app, px.pixelId, id)).toBe(1);
       });
     } else {
       // The Redis store cannot be rewound 29 days: its periods are keyed by the wall clock and expire
@@ -353,38 +400,73 @@ export function dedupSuite(label: string, options: DedupSuiteOptions): void {
         }
       });
 
-      it("a reservation never committed (process died) blocks the id only while its lease runs", async () => {
+      it("a reservation held by a live writer that never finishes: a copy gets 503, never 'duplicate'", async () => {
         const px = await newPixel();
-        const id = uid("crashed");
-        // As if a process reserved the id and died before writing: no commit, no release.
+        const id = uid("hung");
+        // This process reserves the id and does not write it: its owner is alive.
         const orphan = await app.stores.dedup.reserve(px.pixelId, [id]);
         expect(orphan.status).toEqual(["fresh"]);
-        // Within the lease (60 s in the app) the id is in flight: a copy is skipped, by design. After
-        // leaseSeconds the reservation is retaken, which the next case shows with a tiny lease.
-        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({
-          eventsIngested: 0,
-          duplicatesSkipped: 1,
-        });
+        const res = await sendEvents(app, px, [{ name: "purchase", eventId: id }]);
+        expectEnvelope(res, 503);
+        expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
         expect(await eventCount(app, px.pixelId, id)).toBe(0);
+        await app.stores.dedup.release(orphan.lease);
+        expect(await sendOk(app, px, [{ name: "purchase", eventId: id }])).toMatchObject({
+          eventsIngested: 1,
+        });
       });
 
-      it("RedisDedupStore: a lapsed reservation is retaken; committed ids are confirmed; released ids are free", async () => {
-        const prefix = `pxh_dedup_test_${randomBytes(5).toString("hex")}:`;
+      it("a reservation of a process that died is taken over at once and confirmed", async () => {
+        const px = await newPixel();
+        const [lost, stored] = [uid("died"), uid("died-stored")];
+        await sendOk(app, px, [{ name: "purchase", eventId: stored }]);
         const redis = new Redis(TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
         try {
-          const store = new RedisDedupStore(redis, {
+          // Another process on the same set reserves both ids, then dies (its heartbeat key is gone).
+          const other = new RedisDedupStore(redis, {
             windowDays: 30,
-            leaseSeconds: 0.001,
+            ownerTtlSeconds: 10,
+            leaseSeconds: 60,
             periodDays: 10,
-            bucketBits: 4,
-            prefix,
+            bucketBits: app.config.DEDUP_BUCKET_BITS,
+            prefix: app.config.REDIS_KEY_PREFIX,
           });
+          const r = await other.reserve(px.pixelId, [lost, stored]);
+          expect(r.status).toEqual(["fresh", "unconfirmed"]);
+          await other.close();
+        } finally {
+          redis.disconnect();
+        }
+        expect(
+          await sendOk(app, px, [
+            { name: "purchase", eventId: lost },
+            { name: "purchase", eventId: stored },
+          ]),
+        ).toMatchObject({ eventsIngested: 1, duplicatesSkipped: 1 });
+        expect(await eventCount(app, px.pixelId, lost)).toBe(1);
+        expect(await eventCount(app, px.pixelId, stored)).toBe(1);
+      });
+
+      it("RedisDedupStore: a lapsed reservation is reclaimed; committed ids are confirmed; released ids are free", async () => {
+        const prefix = `pxh_dedup_test_${randomBytes(5).toString("hex")}:`;
+        const redis = new Redis(TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
+        const store = new RedisDedupStore(redis, {
+          windowDays: 30,
+          ownerTtlSeconds: 10,
+          leaseSeconds: 0.001,
+          periodDays: 10,
+          bucketBits: 4,
+          prefix,
+          mayHoldIds: async () => false,
+        });
+        try {
           const first = await store.reserve("px-lease", ["Y"]);
           expect(first.status).toEqual(["fresh"]);
           // No commit: wait until the 1 ms lease has surely lapsed.
           await new Promise((r) => setTimeout(r, 20));
           const again = await store.reserve("px-lease", ["Y"]);
-          expect(again.status).toEqual(["fresh"]);
+          // The lapsed write may have landed: the caller must ask the warehouse.
+          expect(again.status).toEqual(["reclaimed"]);
           // The stale lease of the dead reservation cannot settle the new one.
           await store.release(first.lease);
           await store.commit(again.lease);
@@ -395,6 +477,7 @@ export function dedupSuite(label: string, options: DedupSuiteOptions): void {
           await store.release(released.lease);
           expect((await store.reserve("px-lease", ["Z"])).status).toEqual(["fresh"]);
         } finally {
+          await store.close();
           const keys = await redis.keys(`${prefix}*`);
           if (keys.length) await redis.del(...keys);
           redis.disconnect();
@@ -433,6 +516,32 @@ export function dedupSuite(label: string, options: DedupSuiteOptions): void {
           skipped: sum(bodies.map((b) => b.duplicatesSkipped)),
           stored: await eventCount(app, px.pixelId, id),
         }).toEqual({ ingested: 1, skipped: 9, stored: 1 });
+      });
+
+      it("Redis lost its data: resent acknowledged ids are found in the warehouse, new ids still stored", async () => {
+        const px = await newPixel();
+        const acked = [uid("before-loss"), uid("before-loss")];
+        await sendOk(
+          app,
+          px,
+          acked.map((eventId) => ({ name: "purchase", eventId })),
+        );
+        // As after a restart without persistence: every dedup key of this service is gone.
+        const redis = (app.stores.kv as RedisKv).client;
+        const keys = await redis.keys(`${app.config.REDIS_KEY_PREFIX}dd*`);
+        if (keys.length) await redis.del(...keys);
+        const fresh = uid("after-loss");
+        expect(
+          await sendOk(
+            app,
+            px,
+            [...acked, fresh].map((eventId) => ({ name: "purchase", eventId })),
+          ),
+        ).toMatchObject({ eventsIngested: 1, duplicatesSkipped: 2 });
+        for (const id of [...acked, fresh]) expect(await eventCount(app, px.pixelId, id)).toBe(1);
+        // The set knows it must confirm new ids for a window from now.
+        const marker = Number(await redis.get(`${app.config.REDIS_KEY_PREFIX}dd-marker`));
+        expect(marker).toBeGreaterThan(Date.now() + 29 * 86_400_000);
       });
     }
 

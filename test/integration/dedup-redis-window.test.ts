@@ -14,10 +14,12 @@ describe.skipIf(!TEST_REDIS_URL)("Redis dedup window (clock moved, real Redis)",
   const store = redis
     ? new RedisDedupStore(redis, {
         windowDays: 30,
+        ownerTtlSeconds: 10,
         leaseSeconds: 60,
         periodDays: 10,
         bucketBits: 8,
         prefix,
+        mayHoldIds: async () => false,
         now: () => clock,
       })
     : undefined;
@@ -25,6 +27,7 @@ describe.skipIf(!TEST_REDIS_URL)("Redis dedup window (clock moved, real Redis)",
     if (!redis) return;
     const keys = await redis.keys(`${prefix}*`);
     if (keys.length) await redis.del(...keys);
+    await store?.close();
     redis.disconnect();
   });
 

@@ -1,23 +1,62 @@
 import { randomUUID } from "node:crypto";
 import { SqlError, type SqlStore } from "../sql/port.js";
-import type { DedupLease, DedupOptions, DedupStatus, DedupStore } from "./port.js";
+import { Heartbeat, newOwnerId } from "./heartbeat.js";
+import type { DedupLease, DedupOptions, DedupStatus, DedupStore, Reservation } from "./port.js";
 
-/** Embedded mode: full ids in the SQL store, so the set is exact and survives restarts. */
+export interface SqlDedupOptions extends DedupOptions {
+  /**
+   * True when no other process can use this SQL store (embedded PGlite behind the data-dir lock): then
+   * every lease of another owner belongs to a process that is gone, and no heartbeat is needed.
+   */
+  exclusive: boolean;
+}
+
+const COMMITTED =
+  "(d.lease_until IS NULL OR EXISTS (SELECT 1 FROM dedup_commits c WHERE c.lease_token = d.lease_token))";
+
+/** Full ids in the SQL store, so the set is exact and survives restarts. */
 export class SqlDedupStore implements DedupStore {
   readonly kind = "sql";
+  readonly owner = newOwnerId();
+  private readonly heartbeat: Heartbeat | undefined;
 
   constructor(
     private readonly sql: SqlStore,
-    private readonly options: DedupOptions,
-  ) {}
+    private readonly options: SqlDedupOptions,
+  ) {
+    if (!options.exclusive) {
+      this.heartbeat = new Heartbeat(
+        () =>
+          this.sql.query(
+            `INSERT INTO dedup_owners (owner, alive_until) VALUES ($1, now() + make_interval(secs => $2))
+             ON CONFLICT (owner) DO UPDATE SET alive_until = excluded.alive_until`,
+            [this.owner, options.ownerTtlSeconds],
+          ),
+        options.ownerTtlSeconds,
+      );
+    }
+  }
 
-  async reserve(pixelId: string, ids: readonly string[]) {
+  /**
+   * A lease belongs to a dead owner when its owner is not this process and (exclusive) cannot be alive
+   * or (shared) has not beaten its heartbeat within the TTL. A lease without an owner was taken before
+   * owners were recorded: it is judged by its expiry alone unless the store is exclusive.
+   */
+  private deadOwner(): string {
+    return this.options.exclusive
+      ? "d.lease_owner IS DISTINCT FROM $6"
+      : `(d.lease_owner IS NOT NULL AND d.lease_owner <> $6 AND NOT EXISTS (
+           SELECT 1 FROM dedup_owners o WHERE o.owner = d.lease_owner AND o.alive_until > now()))`;
+  }
+
+  async reserve(pixelId: string, ids: readonly string[]): Promise<Reservation> {
     const token = randomUUID();
     if (ids.length === 0) return { status: [], lease: { pixelId, token, ids: [] } };
+    await this.heartbeat?.ready();
     // Rows are claimed in sorted order, so concurrent overlapping reservations take their row locks in
     // the same order and cannot deadlock; a deadlock or serialization failure is retried all the same.
     const sorted = [...ids].sort();
-    let rows: { event_id: string }[] = [];
+    let rows: { event_id: string; reclaimed: boolean }[] = [];
     for (let attempt = 1; ; attempt++) {
       try {
         rows = await this.claim(pixelId, sorted, token);
@@ -27,27 +66,50 @@ export class SqlDedupStore implements DedupStore {
         if (attempt >= 3 || (code !== "40P01" && code !== "40001")) throw err;
       }
     }
-    const won = new Set(rows.map((r) => r.event_id));
-    const status: DedupStatus[] = ids.map((id) => (won.has(id) ? "fresh" : "duplicate"));
+    const won = new Map(rows.map((r) => [r.event_id, r.reclaimed]));
+    const others = await this.stateOf(
+      pixelId,
+      ids.filter((id) => !won.has(id)),
+    );
+    const status: DedupStatus[] = ids.map((id) => {
+      const reclaimed = won.get(id);
+      if (reclaimed !== undefined) return reclaimed ? "reclaimed" : "fresh";
+      // Gone between the two statements (released) is in flight too: the caller asks again shortly.
+      return others.get(id) ? "duplicate" : "inflight";
+    });
     return { status, lease: { pixelId, token, ids: ids.filter((id) => won.has(id)) } };
   }
 
-  /** A row is (re)claimed when new, when its lease lapsed unacknowledged, or when it left the window. */
+  /**
+   * A row is (re)claimed when new, when it left the window, or when it is an unacknowledged lease that
+   * lapsed or whose owner died — that last kind comes back `reclaimed`.
+   */
   private async claim(pixelId: string, ids: string[], token: string) {
-    const { rows } = await this.sql.query<{ event_id: string }>(
-      `INSERT INTO dedup_ids AS d (pixel_id, event_id, first_seen, lease_until, lease_token)
-       SELECT $1, id, now(), now() + make_interval(secs => $3), $4 FROM unnest($2::text[]) AS id
+    const { rows } = await this.sql.query<{ event_id: string; reclaimed: boolean }>(
+      `INSERT INTO dedup_ids AS d (pixel_id, event_id, first_seen, lease_until, lease_token, lease_owner, reclaimed)
+       SELECT $1, id, now(), now() + make_interval(secs => $3), $4, $6, false FROM unnest($2::text[]) AS id
        ON CONFLICT (pixel_id, event_id) DO UPDATE
-         SET first_seen = now(), lease_until = excluded.lease_until, lease_token = excluded.lease_token
+         SET first_seen = now(), lease_until = excluded.lease_until, lease_token = excluded.lease_token,
+             lease_owner = excluded.lease_owner, reclaimed = NOT ${COMMITTED}
          WHERE CASE
-           WHEN d.lease_until IS NULL OR EXISTS (SELECT 1 FROM dedup_commits c WHERE c.lease_token = d.lease_token)
-             THEN d.first_seen < now() - make_interval(days => $5)
-           ELSE d.lease_until < now()
+           WHEN ${COMMITTED} THEN d.first_seen < now() - make_interval(days => $5)
+           ELSE d.lease_until < now() OR ${this.deadOwner()}
          END
-       RETURNING event_id`,
-      [pixelId, ids, this.options.leaseSeconds, token, this.options.windowDays],
+       RETURNING event_id, reclaimed`,
+      [pixelId, ids, this.options.leaseSeconds, token, this.options.windowDays, this.owner],
     );
     return rows;
+  }
+
+  /** For ids another reservation holds: true when acknowledged, false while still in flight. */
+  private async stateOf(pixelId: string, ids: string[]): Promise<Map<string, boolean>> {
+    if (ids.length === 0) return new Map();
+    const { rows } = await this.sql.query<{ event_id: string; committed: boolean }>(
+      `SELECT d.event_id, ${COMMITTED} AS committed FROM dedup_ids d
+       WHERE d.pixel_id = $1 AND d.event_id = ANY($2::text[])`,
+      [pixelId, ids],
+    );
+    return new Map(rows.map((r) => [r.event_id, r.committed]));
   }
 
   /** One row per group: the reserved rows count as acknowledged from here on (see `prune`). */
@@ -71,17 +133,24 @@ export class SqlDedupStore implements DedupStore {
   async prune(): Promise<number> {
     return this.sql.transaction(async (tx) => {
       await tx.query(
-        `UPDATE dedup_ids d SET lease_until = NULL, lease_token = NULL FROM dedup_commits c
-         WHERE d.lease_token = c.lease_token`,
+        `UPDATE dedup_ids d SET lease_until = NULL, lease_token = NULL, lease_owner = NULL, reclaimed = false
+         FROM dedup_commits c WHERE d.lease_token = c.lease_token`,
       );
       await tx.query(
         "DELETE FROM dedup_commits c WHERE NOT EXISTS (SELECT 1 FROM dedup_ids d WHERE d.lease_token = c.lease_token)",
       );
+      await tx.query("DELETE FROM dedup_owners WHERE alive_until < now() - interval '1 day'");
       const r = await tx.query(
         "DELETE FROM dedup_ids WHERE lease_until IS NULL AND first_seen < now() - make_interval(days => $1)",
         [this.options.windowDays],
       );
       return r.rowCount;
     });
+  }
+
+  async close(): Promise<void> {
+    if (!this.heartbeat) return;
+    await this.heartbeat.stop();
+    await this.sql.query("DELETE FROM dedup_owners WHERE owner = $1", [this.owner]).catch(() => {});
   }
 }
