@@ -7,11 +7,13 @@
  * from that payload is recalculated and timed. Baseline in the same run: INSERT of the same rewritten
  * snapshot rows alone (into a scratch copy of order_costs). Embedded stores: PGlite + chDB.
  */
+
 import { performance } from "node:perf_hooks";
-import type { CostsChanged } from "../src/costs/outbox.js";
 import { RecalcService, scopesOfCostsChanged } from "../src/costs/recalc.js";
+import type { CostsChanged } from "../src/events/costs-changed.js";
+import { loadVariantCostFacts } from "../src/products/facts.js";
 import { ProductService } from "../src/products/service.js";
-import { DataVersions } from "../src/query/data-version.js";
+import { DataVersions } from "../src/shared/data-version.js";
 import { MemoryKv } from "../src/stores/kv/memory.js";
 import { migrate } from "../src/stores/migrations.js";
 import { PgliteSqlStore } from "../src/stores/sql/pglite.js";
@@ -58,7 +60,13 @@ try {
     FROM numbers(${ORDERS * 2})`);
   log(`seeded ${ORDERS} orders in ${Math.round(performance.now() - t0)} ms`);
 
-  const service = new RecalcService(sql, warehouse, new MemoryKv(), new DataVersions(new MemoryKv()));
+  const service = new RecalcService(
+    sql,
+    warehouse,
+    new MemoryKv(),
+    new DataVersions(new MemoryKv()),
+    (pixelId, keys) => loadVariantCostFacts(sql, pixelId, keys),
+  );
   const t1 = performance.now();
   const full = await service.recalc({ pixelId: PIXEL, mode: "missing" }, { batchSize: 50_000 });
   const fullMs = performance.now() - t1;

@@ -13,9 +13,10 @@ import { IngestService } from "./ingest/service.js";
 import { ApiKeyService } from "./keys/service.js";
 import type { Logger } from "./log.js";
 import { PixelService } from "./pixels/service.js";
+import { loadVariantCostFacts } from "./products/facts.js";
 import { ProductService } from "./products/service.js";
-import { DataVersions } from "./query/data-version.js";
 import { QueryService } from "./query/service.js";
+import { DataVersions } from "./shared/data-version.js";
 import type { Stores } from "./stores/index.js";
 import { SyncService } from "./sync/service.js";
 
@@ -76,7 +77,9 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
   const relay = new OutboxRelay(stores.sql, stores.bus, {
     onError: (err) => log.warn({ err }, "outbox relay error; retrying"),
   });
-  const recalc = new RecalcService(stores.sql, stores.warehouse, stores.kv, versions);
+  const recalc = new RecalcService(stores.sql, stores.warehouse, stores.kv, versions, (pixelId, keys) =>
+    loadVariantCostFacts(stores.sql, pixelId, keys),
+  );
   const accounts = new AccountService(stores.sql, () => relay.wake());
   return {
     keys: new ApiKeyService(stores.sql, stores.keySecret, config.KEY_CACHE_MS, (err) =>

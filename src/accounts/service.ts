@@ -1,6 +1,7 @@
 import { ulid } from "ulid";
 import { NotFoundError, ValidationError } from "../errors.js";
 import { type AccountUpdatedEvent, PUBLIC_EVENTS_TOPIC } from "../events/public-events.js";
+import { actorOf } from "../keys/service.js";
 import type { SqlExecutor, SqlStore } from "../stores/sql/port.js";
 import { accountNameProblem } from "./account-name.js";
 import { type Account, DEFAULT_ORDER_SETTINGS, type OrderSettings, orderSettingsSchema } from "./schemas.js";
@@ -53,7 +54,7 @@ export class AccountService {
         type: "accountUpdated",
         accountId: actor.accountId,
         pixelId: actor.pixelId,
-        actor: `cli:${actor.keyId}`,
+        actor: actorOf(actor),
         changes: { accountName: { from: current.name, to: accountName } },
         occurredAt: updated[0]!.updated_at.toISOString(),
       };

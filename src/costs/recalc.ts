@@ -1,14 +1,13 @@
+import { COSTS_CHANGED, type CostsChanged } from "../events/costs-changed.js";
 import { Subscription } from "../events/subscription.js";
 import type { Logger } from "../log.js";
-import { loadVariantCostFacts, type VariantKey, variantKey } from "../products/facts.js";
-import type { DataVersions } from "../query/data-version.js";
+import type { DataVersions } from "../shared/data-version.js";
+import { fromNumeric } from "../shared/money.js";
 import type { Bus, BusMessage } from "../stores/bus/port.js";
 import type { KvStore } from "../stores/kv/port.js";
 import type { SqlExecutor } from "../stores/sql/port.js";
 import { formatDateTime, type Params, type WarehouseStore } from "../stores/warehouse/port.js";
-import { fromNumeric } from "./money.js";
-import { COSTS_CHANGED, type CostsChanged } from "./outbox.js";
-import { CostResolver } from "./resolve.js";
+import { CostResolver, type LoadVariantCostFacts, type VariantKey, variantKey } from "./resolve.js";
 import type { StoredLine } from "./schemas.js";
 import { readAccountFacts } from "./service.js";
 import {
@@ -91,6 +90,7 @@ export class RecalcService {
     private readonly warehouse: WarehouseStore,
     private readonly kv: KvStore,
     private readonly versions: DataVersions,
+    private readonly loadVariantCostFacts: LoadVariantCostFacts,
   ) {}
 
   /** The pixel's account id; null for an unknown pixel. */
@@ -260,7 +260,7 @@ SETTINGS join_use_nulls = 0`,
         keys.set(variantKey(k), k);
       }
     }
-    const variants = await loadVariantCostFacts(this.sql, pixelId, [...keys.values()]);
+    const variants = await this.loadVariantCostFacts(pixelId, [...keys.values()]);
     const ctx: SnapshotContext = { ...base, variants };
     const now = Date.now();
     const computedAt = formatDateTime(new Date(now));

@@ -1,5 +1,5 @@
-import { addDays, dayIn } from "./days.js";
-import { percentOf } from "./money.js";
+import { addDays, dayIn } from "../shared/days.js";
+import { percentOf } from "../shared/money.js";
 
 /**
  * COGS resolution: what one unit of a variant costs on a given day, and which tier said so. Pure and
@@ -36,6 +36,18 @@ export interface GlobalOverride {
 }
 
 /** What the resolution needs to know about a variant. */
+export interface VariantKey {
+  productId: string;
+  variantId: string;
+}
+export const variantKey = (k: VariantKey) => `${k.productId}\u0000${k.variantId}`;
+
+/** Loads the cost facts of a pixel's variants, keyed by `variantKey` (the catalog module provides it). */
+export type LoadVariantCostFacts = (
+  pixelId: string,
+  keys: readonly VariantKey[],
+) => Promise<Map<string, VariantCostFacts>>;
+
 export interface VariantCostFacts {
   manual: readonly CogLine[];
   store: readonly CogLine[];

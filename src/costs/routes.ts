@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { route } from "../http/route.js";
-import type { Principal } from "../keys/service.js";
+import { actorOf } from "../keys/service.js";
 import {
   configQuery,
   configSchema,
@@ -11,9 +11,6 @@ import {
   updateLineBody,
 } from "./schemas.js";
 import type { CostService } from "./service.js";
-
-/** Who made a change, as the outbox records it (the convention of accountUpdated). */
-export const actorOf = (p: Principal) => `cli:${p.keyId}`;
 
 const configResponse = z.object({ config: configSchema });
 const RECALC =

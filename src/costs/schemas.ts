@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { MONEY_LIMIT, roundMoney } from "./money.js";
+import { MONEY_LIMIT, roundMoney } from "../shared/money.js";
+import { amountSchema, currencySchema, daySchema, percentSchema, required } from "../shared/schemas.js";
 
 /**
  * Cost lines of DESIGN §4 (interface §2.11): one strict shape per cost type. Amounts are JSON numbers
@@ -15,25 +16,6 @@ export const PER_ORDER_COST_TYPES: readonly LineCostType[] = ["order", "gateway"
 export const CONFIG_TYPES = [...LINE_COST_TYPES, "global_product_override"] as const;
 export type ConfigType = (typeof CONFIG_TYPES)[number];
 
-const required = (what: string) => (iss: { input?: unknown }) => (iss.input === undefined ? undefined : what);
-
-export const amountSchema = z
-  .number({ error: required("must be a number") })
-  .min(0, "must be ≥ 0")
-  .lt(MONEY_LIMIT, "must be below 10^14")
-  .transform(roundMoney);
-export const percentSchema = z
-  .number({ error: required("must be a number") })
-  .min(0, "must be ≥ 0")
-  .max(100, "must be ≤ 100 (a percentage)")
-  .transform(roundMoney);
-export const daySchema = z.iso
-  .date({ error: required("must be a date YYYY-MM-DD") })
-  .refine((d) => d >= "1970-01-01" && d <= "2149-12-31", "must be between 1970 and 2149");
-export const currencySchema = z
-  .string({ error: required("must be a string") })
-  .regex(/^[A-Za-z]{3}$/, "must be an ISO 4217 code")
-  .transform((c) => c.toUpperCase());
 const text = (max: number) =>
   z
     .string({ error: required("must be a string") })

@@ -1,5 +1,5 @@
-import { dayIn, dayWithin } from "./days.js";
-import { fromUnits, toUnits } from "./money.js";
+import { dayIn, dayWithin } from "../shared/days.js";
+import { fromUnits, toUnits } from "../shared/money.js";
 import type { CostResolver, CostSource, VariantCostFacts } from "./resolve.js";
 import type { StoredLine } from "./schemas.js";
 

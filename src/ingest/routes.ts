@@ -3,12 +3,12 @@ import { AccessDeniedError, ForbiddenError } from "../errors.js";
 import { assertPixelMatches } from "../http/mount.js";
 import { bucketRule, enforceRateLimit } from "../http/rate-limit.js";
 import { route } from "../http/route.js";
+import { originAllowed } from "../pixels/origins.js";
 import type { PixelService } from "../pixels/service.js";
 import type { KvStore } from "../stores/kv/port.js";
 import { pixelScript } from "./browser/script.js";
 import { clientIpFromRequest } from "./enrich/ip.js";
 import type { IngestContext } from "./normalize.js";
-import { originAllowed } from "./origins.js";
 import {
   collectEnvelopeSchema,
   EVENTS_BODY_LIMIT,

@@ -39,6 +39,9 @@ export interface Principal {
   scopes: Set<Scope>;
 }
 
+/** Who made a change, as outbox events record it: `cli:<apiKeyPk>` for a write made with an API key. */
+export const actorOf = (p: Pick<Principal, "keyId">) => `cli:${p.keyId}`;
+
 const toRecord = (r: Omit<KeyRow, "key_hash" | "pixel_status">): ApiKeyRecord => ({
   id: r.id,
   pixelId: r.pixel_id,

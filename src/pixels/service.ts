@@ -1,9 +1,9 @@
 import { ulid } from "ulid";
 import { AccountService } from "../accounts/service.js";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
-import { normalizeOrigin } from "../ingest/origins.js";
 import { isWellFormedPixelId } from "../keys/service.js";
 import type { SqlStore } from "../stores/sql/port.js";
+import { normalizeOrigin } from "./origins.js";
 
 export interface PixelRecord {
   id: string;

@@ -1,5 +1,5 @@
-import { addDays } from "../costs/days.js";
 import type { CogLine } from "../costs/resolve.js";
+import { addDays } from "../shared/days.js";
 
 /**
  * How a variant's manual COG history takes a new or changed line (docs/costs.md, "Overlapping COG

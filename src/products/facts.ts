@@ -1,5 +1,5 @@
-import { fromNumeric } from "../costs/money.js";
-import type { CogLine, VariantCostFacts } from "../costs/resolve.js";
+import { type CogLine, type VariantCostFacts, type VariantKey, variantKey } from "../costs/resolve.js";
+import { fromNumeric } from "../shared/money.js";
 import type { SqlExecutor } from "../stores/sql/port.js";
 import { chronological } from "./cog-rules.js";
 
@@ -7,12 +7,6 @@ import { chronological } from "./cog-rules.js";
  * Loading what COGS resolution needs for many variants in two queries (one for the variants, one for
  * every cost line), for the variant cost endpoint and for the per-order snapshot worker alike.
  */
-
-export interface VariantKey {
-  productId: string;
-  variantId: string;
-}
-export const variantKey = (k: VariantKey) => `${k.productId}\u0000${k.variantId}`;
 
 export interface CogLineRow {
   id: string;

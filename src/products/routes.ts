@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { actorOf } from "../costs/routes.js";
 import { route } from "../http/route.js";
-import type { Principal } from "../keys/service.js";
+import { actorOf, type Principal } from "../keys/service.js";
 import {
   cogBody,
   cogParams,

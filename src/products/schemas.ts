@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { amountSchema, daySchema } from "../costs/schemas.js";
+import { amountSchema, daySchema } from "../shared/schemas.js";
 
 /** Interface §2.2–§2.6 and §4.6: the catalog as the cost endpoints read and edit it. */
 

@@ -1,10 +1,10 @@
 import { ulid } from "ulid";
-import { dayIn } from "../costs/days.js";
-import { fromNumeric, toNumericText } from "../costs/money.js";
-import { rangeOfChanges, writeCostsChanged } from "../costs/outbox.js";
 import { type CogLine, resolveVariantCost } from "../costs/resolve.js";
 import { readAccountFacts } from "../costs/service.js";
 import { NotFoundError, ValidationError } from "../errors.js";
+import { rangeOfChanges, writeCostsChanged } from "../events/costs-changed.js";
+import { dayIn } from "../shared/days.js";
+import { fromNumeric, toNumericText } from "../shared/money.js";
 import type { SqlExecutor, SqlStore } from "../stores/sql/port.js";
 import { chronological, planNewLine, sameStartOpenEnded } from "./cog-rules.js";
 import { COG_LINE_COLUMNS, type CogLineRow, histories, loadVariantCostFacts, toCogLine } from "./facts.js";

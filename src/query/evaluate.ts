@@ -1,8 +1,9 @@
 import { BadRequestError } from "../errors.js";
+import { addDays } from "../shared/days.js";
 import { MEASURE_BY_KEY } from "./measures.js";
 import type { QueryPlan, Statement } from "./plan.js";
 import { type RateTable, type ReportCostLine, reportCost } from "./report-costs.js";
-import { type Bucket, shiftDate } from "./time.js";
+import type { Bucket } from "./time.js";
 
 export type BaseValues = Record<string, number>;
 
@@ -152,7 +153,7 @@ export function shapeResults(plan: QueryPlan, results: StatementRows[], costs: C
       );
     };
   // A bucket's local days: its clipped start day to the day before its clipped end.
-  const bucketReport = (b: Bucket) => reportFor(dayOf(b.start), shiftDate(dayOf(b.end), -1));
+  const bucketReport = (b: Bucket) => reportFor(dayOf(b.start), addDays(dayOf(b.end), -1));
   const totalReport = (range: { startDate: string; endDate: string }) =>
     reportFor(range.startDate, range.endDate);
 

@@ -1,5 +1,5 @@
 import { BadRequestError } from "../errors.js";
-import { shiftDate } from "./time.js";
+import { addDays } from "../shared/days.js";
 
 /** A variable or fixed cost line as stored (DESIGN §4 shapes), with its effective dates. */
 export interface ReportCostLine {
@@ -64,7 +64,7 @@ export function reportCost(
     const lineCurrency = (l.line.currency ?? "USD").toUpperCase();
     if (kind === "fixed") {
       const perDay = (l.line.amount ?? 0) / (DAYS_PER[l.line.frequency ?? "monthly"] ?? DAYS_PER.monthly!);
-      for (let d = from; d <= to; d = shiftDate(d, 1))
+      for (let d = from; d <= to; d = addDays(d, 1))
         total += perDay * fxFactor(rates, lineCurrency, currency, d);
       continue;
     }

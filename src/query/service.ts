@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { DEFAULT_ORDER_SETTINGS, orderSettingsSchema } from "../accounts/schemas.js";
 import type { Logger } from "../log.js";
+import type { DataVersions } from "../shared/data-version.js";
 import type { KvStore } from "../stores/kv/port.js";
 import type { SqlExecutor } from "../stores/sql/port.js";
 import {
@@ -11,7 +12,6 @@ import {
 } from "../stores/warehouse/port.js";
 import { type ChannelQuery, entityStatement, planChannelMeasures, validateChannelQuery } from "./channel.js";
 import { type CohortQuery, planCohorts, shapeCohorts } from "./cohorts.js";
-import type { DataVersions } from "./data-version.js";
 import { type CostInputs, type StatementRows, shapeResults } from "./evaluate.js";
 import { planAttributionQuery, planGeneralQuery, type QueryEnvironment, type QueryPlan } from "./plan.js";
 import type { RateTable, ReportCostLine } from "./report-costs.js";

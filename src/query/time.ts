@@ -1,6 +1,7 @@
 import { addDays, addMonths, addYears, format, isValid, parseISO } from "date-fns";
 import { formatInTimeZone, fromZonedTime } from "date-fns-tz";
 import { BadRequestError } from "../errors.js";
+import { addDays as addCalendarDays } from "../shared/days.js";
 
 export const GRANULARITIES = ["none", "hour", "day", "week", "month", "quarter", "year"] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
@@ -31,9 +32,9 @@ const RELATIVE = /^(\d{1,4})daysAgo$/;
 export function resolveDate(token: string, tz: string, now: Date, field: string): string {
   const today = formatInTimeZone(now, tz, "yyyy-MM-dd");
   if (token === "today") return today;
-  if (token === "yesterday") return shiftDate(today, -1);
+  if (token === "yesterday") return addCalendarDays(today, -1);
   const rel = RELATIVE.exec(token);
-  if (rel) return shiftDate(today, -Number(rel[1]));
+  if (rel) return addCalendarDays(today, -Number(rel[1]));
   if (isCalendarDate(token)) return token;
   throw new BadRequestError(`${field} must be YYYY-MM-DD, today, yesterday or NdaysAgo (got "${token}")`);
 }
@@ -43,10 +44,6 @@ export function isCalendarDate(s: string): boolean {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(s)) return false;
   const d = parseISO(s);
   return isValid(d) && format(d, "yyyy-MM-dd") === s;
-}
-
-export function shiftDate(date: string, days: number): string {
-  return format(addDays(parseISO(date), days), "yyyy-MM-dd");
 }
 
 export function localMidnight(date: string, tz: string): Date {
@@ -66,7 +63,7 @@ export function resolveRange(
     startDate,
     endDate,
     start: localMidnight(startDate, tz),
-    end: localMidnight(shiftDate(endDate, 1), tz),
+    end: localMidnight(addCalendarDays(endDate, 1), tz),
   };
 }
 
@@ -78,10 +75,10 @@ function calendarStep(
   g: Exclude<Granularity, "none" | "hour">,
 ): { first: string; next: (d: string) => string } {
   const d = parseISO(date);
-  if (g === "day") return { first: date, next: (x) => shiftDate(x, 1) };
+  if (g === "day") return { first: date, next: (x) => addCalendarDays(x, 1) };
   if (g === "week") {
     const monday = addDays(d, -((d.getDay() + 6) % 7));
-    return { first: format(monday, "yyyy-MM-dd"), next: (x) => shiftDate(x, 7) };
+    return { first: format(monday, "yyyy-MM-dd"), next: (x) => addCalendarDays(x, 7) };
   }
   const months = g === "month" ? 1 : g === "quarter" ? 3 : 12;
   const monthIndex = g === "year" ? 0 : Math.floor(d.getMonth() / months) * months;

@@ -6,8 +6,8 @@
  * PGlite, and on the Postgres server when TEST_DATABASE_URL is set.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CostsChanged } from "../../src/costs/outbox.js";
 import type { CostConfig } from "../../src/costs/schemas.js";
+import type { CostsChanged } from "../../src/events/costs-changed.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { skipReason, TEST_DATABASE_URL } from "../helpers/env.js";
 

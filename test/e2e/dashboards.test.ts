@@ -7,9 +7,9 @@
  * the Postgres server when TEST_DATABASE_URL is set.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addDays, dayIn } from "../../src/costs/days.js";
 import type { DashboardView } from "../../src/dashboards/schemas.js";
 import { MEASURES } from "../../src/query/measures.js";
+import { addDays, dayIn } from "../../src/shared/days.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { TEST_DATABASE_URL } from "../helpers/env.js";
 

@@ -7,9 +7,9 @@
  * on PGlite, and on the Postgres server when TEST_DATABASE_URL is set.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { dayIn } from "../../src/costs/days.js";
-import type { CostsChanged } from "../../src/costs/outbox.js";
+import type { CostsChanged } from "../../src/events/costs-changed.js";
 import type { Product, ProductVariant, VariantSummary } from "../../src/products/schemas.js";
+import { dayIn } from "../../src/shared/days.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { skipReason, TEST_DATABASE_URL } from "../helpers/env.js";
 

@@ -24,9 +24,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.js";
-import { DataVersions } from "../../src/query/data-version.js";
 import { generalQuerySchema } from "../../src/query/schemas.js";
 import { QueryService } from "../../src/query/service.js";
+import { DataVersions } from "../../src/shared/data-version.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { type Json, onlyResult, order, type Pixel, poster, type Row } from "./query-fixtures.js";
 

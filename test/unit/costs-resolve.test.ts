@@ -4,7 +4,6 @@
  * agreeing with a brute-force reference over many (variant, day) pairs.
  */
 import { describe, expect, it } from "vitest";
-import { addDays, dayIn, dayWithin, envelope } from "../../src/costs/days.js";
 import {
   type AccountCostFacts,
   type CogLine,
@@ -13,6 +12,7 @@ import {
   resolveVariantCost,
   type VariantCostFacts,
 } from "../../src/costs/resolve.js";
+import { addDays, dayIn, dayWithin, envelope } from "../../src/shared/days.js";
 
 const line = (id: string, cost: number, start: string, end: string | null = null): CogLine => ({
   id,

@@ -4,7 +4,6 @@
  * of each cost type.
  */
 import { describe, expect, it } from "vitest";
-import { fromUnits, percentOf, roundMoney, toNumericText, toUnits } from "../../src/costs/money.js";
 import type { CogLine } from "../../src/costs/resolve.js";
 import { createLineBody, LINE_SCHEMAS, updateLineBody } from "../../src/costs/schemas.js";
 import { ValidationError } from "../../src/errors.js";
@@ -12,6 +11,7 @@ import { toFieldIssues } from "../../src/http/validate.js";
 import { chronological, planNewLine } from "../../src/products/cog-rules.js";
 import { decodeCursor, encodeCursor } from "../../src/products/cursor.js";
 import { containsPattern } from "../../src/products/search.js";
+import { fromUnits, percentOf, roundMoney, toNumericText, toUnits } from "../../src/shared/money.js";
 
 describe("money", () => {
   it.each([

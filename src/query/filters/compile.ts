@@ -1,6 +1,7 @@
 import { ValidationError } from "../../errors.js";
+import { addDays } from "../../shared/days.js";
 import type { Binder } from "../binder.js";
-import { isCalendarDate, localMidnight, shiftDate } from "../time.js";
+import { isCalendarDate, localMidnight } from "../time.js";
 import { type Family, FIELD_BY_NAME, type FieldDef, OPERATORS_BY_TYPE } from "./fields.js";
 import type { Filter, FilterValue, Operator } from "./schema.js";
 
@@ -200,7 +201,7 @@ function numeric(
 /** A datetime operand: an instant, or a local day of the query timezone as [start, next start). */
 function operand(v: unknown, ctx: FilterContext, p: (string | number)[], field: string) {
   if (typeof v === "string" && isCalendarDate(v)) {
-    return { from: localMidnight(v, ctx.timezone), to: localMidnight(shiftDate(v, 1), ctx.timezone) };
+    return { from: localMidnight(v, ctx.timezone), to: localMidnight(addDays(v, 1), ctx.timezone) };
   }
   if (typeof v === "string" && /^\d{4}-\d{2}-\d{2}T/.test(v) && !Number.isNaN(Date.parse(v))) {
     const at = new Date(v);

@@ -1,5 +1,5 @@
+import { envelope } from "../shared/days.js";
 import type { SqlExecutor } from "../stores/sql/port.js";
-import { envelope } from "./days.js";
 
 /**
  * The recalculation trigger: one `outbox` row, topic `costs.changed`, written in the same transaction
