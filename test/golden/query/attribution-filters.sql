@@ -1,0 +1,63 @@
+-- attribution-filters: touch filter and conversion filters (customers. needs numbering)
+-- POST /db-mgmt/api/query-attribution {"pixelId":"px_golden","dimension":"attribution.channel","dateRange":{"start":"2026-03-01","end":"2026-03-07"},"timezone":"UTC","attributionModel":"any_click","attributionWindow":30,"filters":{"and":[{"field":"attribution.channel","op":"in","value":["paid_social","paid_search"]},{"field":"orders.country","op":"equals","value":"DE"},{"field":"customers.is_returning","op":"equals","value":false}]}}
+-- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
+
+-- statement 1 of 1: attribution, primary
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p4:String}),
+co AS (
+  SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, row_number() OVER (PARTITION BY customer_key ORDER BY o.created_at, o.order_id) AS customer_order_number,
+       customer_order_number > 1 AS is_returning
+  FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p2:String}) AS o
+  WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
+),
+hops AS (
+  SELECT alias_value AS old, argMax(canonical_id, version) AS new FROM identity_links
+  WHERE pixel_id = {p2:String} AND alias_type = 'canonical' GROUP BY alias_value
+),
+conv AS (
+  SELECT o.order_id AS conv_id, o.created_at AS ts, if(h.new != '', h.new, o.canonical_id) AS cid,
+    o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k,
+    toFloat64(o.total_price) - ifNull(rf.refunded, 0) AS value
+  FROM co AS o LEFT JOIN hops AS h ON h.old = o.canonical_id
+  LEFT JOIN (SELECT order_id, toFloat64(sum(amount)) AS refunded FROM refunds FINAL WHERE pixel_id = {p2:String} GROUP BY order_id) AS rf
+    ON rf.order_id = o.order_id
+  WHERE o.created_at >= {p5:DateTime64(3, 'UTC')} AND o.created_at < {p6:DateTime64(3, 'UTC')} AND ((o.country = {p0:String}) AND (o.is_returning = 0))
+),
+tp AS (
+  SELECT if(h.new != '', h.new, t.canonical_id) AS cid, t.touch_time AS touch_time, toString(t.channel) AS tdim
+  FROM (SELECT * FROM touchpoints WHERE pixel_id = {p2:String} AND touch_time < {p6:DateTime64(3, 'UTC')} AND touch_time > subtractDays({p5:DateTime64(3, 'UTC')}, {p9:Int64})) AS t
+  LEFT JOIN hops AS h ON h.old = t.canonical_id
+  WHERE ((t.channel IN {p1:Array(String)}))
+),
+credited AS (
+  SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, any(c.fx_k) AS fx_k,
+    any(c.value) AS value, countIf(t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p10:Int64})) AS touches,
+    groupUniqArrayIf(t.tdim, t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p10:Int64})) AS any_dims
+  FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
+  GROUP BY c.conv_id
+)
+SELECT toUInt32(0) AS bucket,
+  r.credit AS d0,
+  toFloat64(countIf(1)) AS attr_orders,
+  sumIf(r.value * if(r.cur = {p4:String}, 1., if({p4:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate)), 1) AS attr_revenue,
+  toFloat64(count()) AS conversions,
+  minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p4:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p4:String} != 'USD' AND ft.rate = 0, {p4:String}, '')), multiIf(r.cur = {p4:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p4:String} != 'USD' AND ft.rate = 0, {p4:String}, '') != '') AS fx_missing,
+  toUInt8(2) AS is_total
+FROM (SELECT *, arrayJoin(if(touches = 0, ['(none)'], arrayMap(x -> if(x = '', '(not set)', x), any_dims))) AS credit FROM credited) AS r
+ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
+GROUP BY d0
+
+-- parameters:
+--   p0   String                "DE"
+--   p1   Array(String)         ["paid_social","paid_search"]
+--   p2   String                "px_golden"
+--   p3   (not referenced)      "UTC"
+--   p4   String                "USD"
+--   p5   DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
+--   p6   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
+--   p7   (not referenced)      "2026-03-01"
+--   p8   (not referenced)      "2026-03-07"
+--   p9   Int64                 30
+--   p10  Int64                 30

@@ -1,0 +1,45 @@
+-- cohorts-filters-order-settings: orders. filters and order settings decide the first order
+-- POST /db-mgmt/api/query-cohort-analysis {"pixelId":"px_golden","dateRange":{"start":"2025-10-01","end":"2026-03-31"},"timezone":"UTC","filters":{"and":[{"field":"orders.country","op":"in","value":["US","CA"]},{"field":"orders.tags","op":"not_contains","value":"test"}]},"orderSettings":{"countVoidedOrders":true,"exclusionFilters":[{"id":"00000000-0000-4000-8000-000000000001","name":"Drafts and tests","enabled":true,"conditionGroups":[{"id":"00000000-0000-4000-8000-000000000002","logic":"and","conditions":[{"id":"00000000-0000-4000-8000-000000000003","field":"source_name","operator":"equals","value":"draft_orders"},{"id":"00000000-0000-4000-8000-000000000004","field":"tags","operator":"contains","value":"test"}]},{"id":"00000000-0000-4000-8000-000000000005","logic":"or","conditions":[{"id":"00000000-0000-4000-8000-000000000006","field":"orders.gateway","operator":"in","value":"manual, cash"},{"id":"00000000-0000-4000-8000-000000000007","field":"totalPrice","operator":"lt","value":"1"}]}],"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"}]}}
+-- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
+
+-- statement 1 of 1: orders, primary
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
+co AS (
+  SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
+  FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p0:String}) AS o
+  WHERE o.financial_status != 'pending' AND NOT (((o.source_name = {p5:String}) AND arrayExists(x -> positionCaseInsensitiveUTF8(x, {p6:String}) > 0, o.tags)) OR ((o.gateway IN {p7:Array(String)}) OR (toFloat64(o.total_price) IS NOT NULL AND toFloat64(o.total_price) < {p8:Float64})))
+),
+f0 AS (SELECT * FROM co AS o WHERE ((o.country IN {p3:Array(String)}) AND (NOT arrayExists(x -> positionCaseInsensitiveUTF8(x, {p4:String}) > 0, o.tags)))),
+firsts AS (SELECT customer_key, min(created_at) AS first_at FROM f0 GROUP BY customer_key),
+cohorted AS (
+  SELECT customer_key, toStartOfMonth(first_at, {p1:String}) AS cohort FROM firsts
+  WHERE first_at >= {p9:DateTime64(3, 'UTC')} AND first_at < {p10:DateTime64(3, 'UTC')}
+)
+SELECT toUnixTimestamp(toDateTime(r.cohort, {p1:String})) AS cohort_key, r.period AS period,
+  toFloat64(uniqExact(r.customer_key)) AS retained, toFloat64(count()) AS orders,
+  sum(toFloat64(r.total_price) * if(r.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate))) AS revenue, minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing
+FROM (
+  SELECT f.customer_key AS customer_key, f.cohort AS cohort, dateDiff('month', f.cohort, toStartOfMonth(f.created_at, {p1:String})) AS period, f.total_price AS total_price,
+    f.currency AS cur, toDate(f.created_at) AS fx_day, toUInt8(1) AS fx_k
+  FROM (SELECT f0.*, c.cohort AS cohort FROM f0 INNER JOIN cohorted AS c ON c.customer_key = f0.customer_key) AS f
+  WHERE dateDiff('month', f.cohort, toStartOfMonth(f.created_at, {p1:String})) < {p11:Int64}
+) AS r
+ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
+GROUP BY cohort_key, period
+ORDER BY cohort_key, period
+
+-- parameters:
+--   p0   String                "px_golden"
+--   p1   String                "UTC"
+--   p2   String                "USD"
+--   p3   Array(String)         ["US","CA"]
+--   p4   String                "test"
+--   p5   String                "draft_orders"
+--   p6   String                "test"
+--   p7   Array(String)         ["manual","cash"]
+--   p8   Float64               1
+--   p9   DateTime64(3, 'UTC')  "2025-10-01 00:00:00.000"
+--   p10  DateTime64(3, 'UTC')  "2026-04-01 00:00:00.000"
+--   p11  Int64                 12

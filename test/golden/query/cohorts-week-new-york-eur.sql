@@ -1,0 +1,39 @@
+-- cohorts-week-new-york-eur: weekly cohorts in America/New_York, EUR, 8 periods
+-- POST /db-mgmt/api/query-cohort-analysis {"pixelId":"px_golden","dateRange":{"start":"2026-01-05","end":"2026-03-01"},"timezone":"America/New_York","cohortGranularity":"week","periods":8,"currency":"EUR","measures":["customers.retained","orders.total_revenue","customers.ltv"]}
+-- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
+
+-- statement 1 of 1: orders, primary
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
+co AS (
+  SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
+  FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p0:String}) AS o
+  WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
+),
+f0 AS (SELECT * FROM co AS o WHERE 1),
+firsts AS (SELECT customer_key, min(created_at) AS first_at FROM f0 GROUP BY customer_key),
+cohorted AS (
+  SELECT customer_key, toMonday(first_at, {p1:String}) AS cohort FROM firsts
+  WHERE first_at >= {p3:DateTime64(3, 'UTC')} AND first_at < {p4:DateTime64(3, 'UTC')}
+)
+SELECT toUnixTimestamp(toDateTime(r.cohort, {p1:String})) AS cohort_key, r.period AS period,
+  toFloat64(uniqExact(r.customer_key)) AS retained, toFloat64(count()) AS orders,
+  sum(toFloat64(r.total_price) * if(r.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate))) AS revenue, minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing
+FROM (
+  SELECT f.customer_key AS customer_key, f.cohort AS cohort, intDiv(dateDiff('day', f.cohort, toMonday(f.created_at, {p1:String})), 7) AS period, f.total_price AS total_price,
+    f.currency AS cur, toDate(f.created_at) AS fx_day, toUInt8(1) AS fx_k
+  FROM (SELECT f0.*, c.cohort AS cohort FROM f0 INNER JOIN cohorted AS c ON c.customer_key = f0.customer_key) AS f
+  WHERE intDiv(dateDiff('day', f.cohort, toMonday(f.created_at, {p1:String})), 7) < {p5:Int64}
+) AS r
+ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
+GROUP BY cohort_key, period
+ORDER BY cohort_key, period
+
+-- parameters:
+--   p0   String                "px_golden"
+--   p1   String                "America/New_York"
+--   p2   String                "EUR"
+--   p3   DateTime64(3, 'UTC')  "2026-01-05 05:00:00.000"
+--   p4   DateTime64(3, 'UTC')  "2026-03-02 05:00:00.000"
+--   p5   Int64                 8
