@@ -8,6 +8,13 @@ export interface FieldIssue {
   path: string[];
 }
 
+/** A detail entry of the events API error envelope: which event of the batch, which field. */
+export interface EventIssue {
+  message: string;
+  index: number;
+  field: string;
+}
+
 export abstract class AppError extends Error {
   abstract readonly status: number;
   /** Machine-readable code for envelopes that carry one (events API); derived from status when absent. */

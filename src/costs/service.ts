@@ -1,7 +1,7 @@
 import { ulid } from "ulid";
 import { NotFoundError, ValidationError } from "../errors.js";
 import { rangeOfChanges, writeCostsChanged } from "../events/costs-changed.js";
-import { toFieldIssues } from "../http/validate.js";
+import { toFieldIssues } from "../shared/validate.js";
 import type { SqlExecutor, SqlStore } from "../stores/sql/port.js";
 import type { AccountCostFacts, GlobalOverride } from "./resolve.js";
 import {

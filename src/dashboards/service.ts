@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { ulid } from "ulid";
-import { ownedOrNotFound } from "../http/mount.js";
 import type { Principal } from "../keys/service.js";
 import { MEASURE_BY_KEY } from "../query/measures.js";
 import { addDays, dayIn } from "../shared/days.js";
+import { ownedOrNotFound } from "../shared/ownership.js";
 import type { SqlExecutor, SqlStore } from "../stores/sql/port.js";
 import { sparklineLayout } from "./layout.js";
 import {

@@ -3,6 +3,7 @@ import { match } from "path-to-regexp";
 import {
   AccessDeniedError,
   AppError,
+  type EventIssue,
   MethodNotAllowedError,
   NotFoundError,
   UnavailableError,
@@ -24,13 +25,6 @@ export function unmatched(routes: readonly RouteDef[]): RequestHandler {
     if (allow.has("GET")) allow.add("HEAD");
     next(new MethodNotAllowedError([...allow].sort()));
   };
-}
-
-/** A detail entry of the events envelope. */
-export interface EventIssue {
-  message: string;
-  index: number;
-  field: string;
 }
 
 const EVENT_CODES: Record<number, string> = {

@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { Express, NextFunction, Request, RequestHandler, Response } from "express";
-import { ForbiddenError, MissingScopeError, NotFoundError } from "../errors.js";
+import { ForbiddenError, MissingScopeError } from "../errors.js";
 import type { ApiKeyService, Principal } from "../keys/service.js";
 import type { Logger } from "../log.js";
+import { parseJsonBody } from "../shared/json.js";
+import { parseWith } from "../shared/validate.js";
 import type { BucketRule, KvStore } from "../stores/kv/port.js";
-import { parseJsonBody, readRawBody } from "./json-body.js";
+import { readRawBody } from "./json-body.js";
 import { enforceRateLimit } from "./rate-limit.js";
 import type { RouteDef } from "./route.js";
-import { parseWith } from "./validate.js";
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -87,17 +88,4 @@ export function assertPixelMatches(bodyPixelId: string | undefined, principal: P
   if (bodyPixelId !== undefined && bodyPixelId !== principal.pixelId) {
     throw new ForbiddenError("pixelId does not match x-pixel-id");
   }
-}
-
-/**
- * A row of another pixel answers exactly like a missing one: same status, byte-identical body, so
- * a caller cannot learn that an id exists elsewhere.
- */
-export function ownedOrNotFound<T extends { pixelId: string }>(
-  row: T | null | undefined,
-  principal: Principal,
-  message: string,
-): T {
-  if (!row || row.pixelId !== principal.pixelId) throw new NotFoundError(message);
-  return row;
 }

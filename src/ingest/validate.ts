@@ -1,6 +1,5 @@
-import { AppError } from "../errors.js";
-import type { EventIssue } from "../http/errors.js";
-import { describeIssue } from "../http/validate.js";
+import { AppError, type EventIssue } from "../errors.js";
+import { describeIssue } from "../shared/validate.js";
 import { eventSchema, type IncomingEvent, MAX_FUTURE_MS } from "./schema.js";
 
 /** 400 in the events envelope: one detail per problem, across all events, with index and field. */

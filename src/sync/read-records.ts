@@ -3,7 +3,7 @@ import { pipeline } from "node:stream";
 import { parse as parseCsv } from "csv-parse";
 import type { z } from "zod";
 import { BadRequestError } from "../errors.js";
-import { parseJsonBody } from "../http/json-body.js";
+import { parseJsonBody } from "../shared/json.js";
 import { RECORD_SCHEMAS, type RecordKind } from "./schemas.js";
 
 /**

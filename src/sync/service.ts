@@ -1,7 +1,7 @@
 import { ulid } from "ulid";
-import { isMissing } from "../http/validate.js";
 import { hashEmail } from "../ingest/enrich/email.js";
 import type { Alias, IdentityResolver } from "../ingest/identity.js";
+import { isMissing } from "../shared/validate.js";
 import type { SqlExecutor, SqlStore } from "../stores/sql/port.js";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
 import {

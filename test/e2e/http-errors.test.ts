@@ -6,10 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { BadRequestError, PayloadTooLargeError } from "../../src/errors.js";
 import { errorHandler } from "../../src/http/errors.js";
-import { jsonDepthExceeds, MAX_JSON_DEPTH, parseJsonBody, readRawBody } from "../../src/http/json-body.js";
+import { readRawBody } from "../../src/http/json-body.js";
 import { requestId } from "../../src/http/mount.js";
-import { parseWith, toFieldIssues } from "../../src/http/validate.js";
 import { createLogger } from "../../src/log.js";
+import { jsonDepthExceeds, MAX_JSON_DEPTH, parseJsonBody } from "../../src/shared/json.js";
+import { parseWith, toFieldIssues } from "../../src/shared/validate.js";
 import { SqlUnavailableError } from "../../src/stores/sql/port.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 

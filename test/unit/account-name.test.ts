@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { accountNameProblem } from "../../src/accounts/account-name.js";
 import { renameAccountSchema } from "../../src/accounts/schemas.js";
 import { ValidationError } from "../../src/errors.js";
-import { parseWith } from "../../src/http/validate.js";
+import { parseWith } from "../../src/shared/validate.js";
 
 const ok: [string, string][] = [
   ["ASCII letters and a space", "Acme Shop"],

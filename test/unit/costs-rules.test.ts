@@ -7,11 +7,11 @@ import { describe, expect, it } from "vitest";
 import type { CogLine } from "../../src/costs/resolve.js";
 import { createLineBody, LINE_SCHEMAS, updateLineBody } from "../../src/costs/schemas.js";
 import { ValidationError } from "../../src/errors.js";
-import { toFieldIssues } from "../../src/http/validate.js";
 import { chronological, planNewLine } from "../../src/products/cog-rules.js";
 import { decodeCursor, encodeCursor } from "../../src/products/cursor.js";
 import { containsPattern } from "../../src/products/search.js";
 import { fromUnits, percentOf, roundMoney, toNumericText, toUnits } from "../../src/shared/money.js";
+import { toFieldIssues } from "../../src/shared/validate.js";
 
 describe("money", () => {
   it.each([

@@ -1,0 +1,56 @@
+import sjson from "secure-json-parse";
+import { MalformedJsonError } from "../errors.js";
+
+export const MAX_JSON_DEPTH = 64;
+
+/** Deepest nesting of objects and arrays in JSON text, scanning outside strings only. */
+export function jsonDepthExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > max) return true;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}
+
+/**
+ * Parses JSON text for application code: nesting deeper than 64 levels is refused, and
+ * `__proto__` / `constructor.prototype` keys are removed so they never reach application objects.
+ * An empty body is `undefined`.
+ */
+export function parseJsonBody(raw: Buffer): unknown {
+  if (raw.length === 0) return undefined;
+  const text = raw.toString("utf8");
+  if (text.trim() === "") return undefined;
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+    throw new MalformedJsonError(`Malformed JSON: nesting deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  let value: unknown;
+  try {
+    value = sjson.parse(text, undefined, { protoAction: "remove", constructorAction: "remove" });
+  } catch (err) {
+    throw new MalformedJsonError(`Malformed JSON: ${(err as Error).message}`);
+  }
+  // secure-json-parse removes `constructor` only when it carries `prototype`; drop every such key.
+  if (text.includes('"constructor"')) stripKey(value, "constructor");
+  return value;
+}
+
+function stripKey(value: unknown, key: string): void {
+  if (value === null || typeof value !== "object") return;
+  if (Array.isArray(value)) {
+    for (const v of value) stripKey(v, key);
+    return;
+  }
+  const obj = value as Record<string, unknown>;
+  if (Object.hasOwn(obj, key)) delete obj[key];
+  for (const v of Object.values(obj)) stripKey(v, key);
+}
