@@ -1,5 +1,5 @@
 /*
- * Account-name rules (interface §4.4, issue 6). A name is what people see in lists and e-mails, so
+ * Account-name rules (docs/accounts.md). A name is what people see in lists and e-mails, so
  * anything invisible or direction-changing is refused rather than cleaned up: a silently edited
  * name would differ from what the caller sent, and a hidden character could make two names look
  * alike. Everything visible (letters, marks, digits, punctuation, symbols, emoji) is accepted.

@@ -29,7 +29,7 @@ export const orderSettingsSchema = z
   .meta({ description: "Which orders count, how refunds are dated, which orders are excluded" });
 export type OrderSettings = z.infer<typeof orderSettingsSchema>;
 
-/** Interface §2.9 defaults; the stored object may hold any subset. */
+/** Order-settings defaults (docs/query.md, "Order settings"); the stored object may hold any subset. */
 export const DEFAULT_ORDER_SETTINGS: OrderSettings = {
   countPendingOrders: false,
   countVoidedOrders: false,

@@ -86,7 +86,7 @@ export class AccountService {
     return "transaction" in this.sql ? this.sql.transaction(fn) : fn(this.sql);
   }
 
-  /** The public projection of interface §2.8: active owners and admins only, no internal field. */
+  /** The public projection of the account (docs/accounts.md): active owners and admins only, no internal field. */
   async get(accountId: string): Promise<Account> {
     return this.project(this.sql, accountId);
   }
@@ -123,7 +123,7 @@ export class AccountService {
     };
   }
 
-  /** Stored settings with the §2.9 defaults filled in, so the answer is always complete. */
+  /** Stored settings with the documented defaults filled in (docs/query.md, "Order settings"), so the answer is always complete. */
   async orderSettings(accountId: string): Promise<OrderSettings> {
     const { rows } = await this.sql.query<{ order_settings: Partial<OrderSettings> | null }>(
       "SELECT order_settings FROM accounts WHERE id = $1",

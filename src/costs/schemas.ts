@@ -3,7 +3,7 @@ import { MONEY_LIMIT, roundMoney } from "../shared/money.js";
 import { amountSchema, currencySchema, daySchema, percentSchema, required } from "../shared/schemas.js";
 
 /**
- * Cost lines of DESIGN §4 (interface §2.11): one strict shape per cost type. Amounts are JSON numbers
+ * Cost lines (docs/costs.md): one strict shape per cost type. Amounts are JSON numbers
  * in major units, ≥ 0, rounded to 4 decimals (money.ts); rates are percent (2.9 = 2.9 %), 0..100,
  * rounded the same way. Effective dates are days of the account's timezone, both inclusive;
  * null or absent = unbounded on that side.

@@ -15,7 +15,7 @@ import {
 import type { DashboardService } from "./service.js";
 
 /**
- * createdBy / updatedBy of a view written with an API key are empty strings (interface §2.7); a
+ * createdBy / updatedBy of a view written with an API key are empty strings (docs/dashboards.md); a
  * signed-in user, should the service ever have one, would be named here instead.
  */
 const KEY_AUTHOR = "";

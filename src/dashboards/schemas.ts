@@ -10,7 +10,7 @@ import { GRANULARITIES } from "../query/time.js";
 import { GRID_COLUMNS, MAX_ROWS, MAX_Y } from "./layout.js";
 
 /**
- * Dashboard views (interface §2.7, DESIGN §4, docs/dashboards.md). The interface leaves the value
+ * Dashboard views (docs/dashboards.md). The public view format leaves the value
  * sets of chartType, layoutMode, sectionType, density, headerStyle and theme open; these closed
  * lists are ours, and the first of each list (the interface's example where it gives one) is the
  * default a response carries when the request left the field out.
@@ -172,7 +172,7 @@ export type Widget = Configuration["widgets"][number];
 /**
  * Fills what the request left to defaults: the view's defaultSettings over DEFAULT_SETTINGS, each
  * section's settings over the view's defaultSettings (a key given replaces, filters included), and
- * a missing ordinal with the section's index. Keys come out in the order of interface §2.7.
+ * a missing ordinal with the section's index. Keys come out in the order docs/dashboards.md lists them.
  */
 export function resolveConfiguration(c: ParsedConfiguration): Configuration {
   const defaults: SectionSettings = { ...DEFAULT_SETTINGS, ...c.defaultSettings };

@@ -71,7 +71,7 @@ export function copyName(name: string): string {
  * Dashboard views of a pixel (docs/dashboards.md). Every read and write is confined to the key's
  * pixel in SQL, and a row that does not come back goes through `ownedOrNotFound`, so another pixel's
  * id answers exactly like a missing one. `author` fills createdBy/updatedBy: empty for API keys.
- * No event is emitted (interface §6).
+ * No event is emitted (docs/dashboards.md).
  */
 export class DashboardService {
   constructor(

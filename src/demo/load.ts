@@ -195,7 +195,7 @@ export async function loadDemo(
 }
 
 /**
- * Account cost lines of DESIGN §4 (gateway fees, shipping, packaging, agency fee, software), added
+ * Account cost lines (gateway fees, shipping, packaging, agency fee, software), added
  * through the cost service as an API client would add them (validated, with their outbox rows). An
  * account that has cost lines already is left as it is.
  */

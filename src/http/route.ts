@@ -42,7 +42,7 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   response?: z.ZodType;
   /** Raw body limit in bytes (default 1 MiB). */
   bodyLimit?: number;
-  /** `events` answers errors in the events API envelope (interface §2.14). */
+  /** `events` answers errors in the events API envelope (docs/errors.md). */
   errorEnvelope?: "standard" | "events";
   /** Which per-key token bucket the route draws from (none when absent). */
   rateLimit?: "ingest" | "query";

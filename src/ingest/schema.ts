@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** Arrays of identifiers, traits and items hold at most this many entries (interface §8). */
+/** Arrays of identifiers, traits and items hold at most this many entries (docs/ingestion.md, "Known limits"). */
 export const MAX_ARRAY = 100;
 export const MAX_EVENTS = 100;
 /** Raw body limit of the events API: 128 KB on the bytes, before parsing. */
@@ -28,7 +28,7 @@ const itemSchema = z.looseObject({
 });
 
 /**
- * One event of interface §2.14. Every known field is typed as written; unknown keys pass through
+ * One event of the events API (docs/ingestion.md). Every known field is typed as written; unknown keys pass through
  * (they are stored as properties). `timestamp` is pixelhouse's addition: when the event happened.
  */
 export const eventSchema = z.looseObject({

@@ -1,4 +1,4 @@
-/** Scopes of interface §5, plus `sync:write` for connectors pushing store and ad data. */
+/** Scopes of the public API (docs/authentication.md), plus `sync:write` for connectors pushing store and ad data. */
 export const SCOPES = [
   "analytics:read",
   "dashboards:read",

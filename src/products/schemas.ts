@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { amountSchema, daySchema } from "../shared/schemas.js";
 
-/** Interface §2.2–§2.6 and §4.6: the catalog as the cost endpoints read and edit it. */
+/** The catalog (docs/products.md) as the cost endpoints read and edit it. */
 
 const id = z.string().min(1).max(255);
 export const variantParams = z.strictObject({ productId: id, variantId: id });

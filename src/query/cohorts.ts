@@ -48,7 +48,7 @@ export interface CohortPlan {
 }
 
 /**
- * Cohorts (DESIGN §4): a customer enters the cohort of their first counted order (all time, filters
+ * Cohorts (docs/query.md): a customer enters the cohort of their first counted order (all time, filters
  * applied) when it falls in the range; period k of a cohort is the k-th calendar week or month
  * from the cohort's start, in the query timezone (period 0 = the acquisition period).
  */

@@ -131,7 +131,7 @@ function rowsOf(
   });
 }
 
-/** Shapes the engine's rows into the response of interface §2.12 / DESIGN §4. */
+/** Shapes the engine's rows into the query response (docs/query.md). */
 export function shapeResults(plan: QueryPlan, results: StatementRows[], costs: CostInputs | null) {
   const primary = collect(plan, results, "primary");
   const compare = plan.compare ? collect(plan, results, "compare") : null;

@@ -1,5 +1,5 @@
 /**
- * The semantic layer's measures as data (interface §2.10). A measure is either a base aggregate one
+ * The semantic layer's measures as data (docs/query.md, "Measures"). A measure is either a base aggregate one
  * source computes in SQL, or a formula over other measures evaluated on totals — so ratio measures
  * are ratios of sums, never averages of ratios.
  */

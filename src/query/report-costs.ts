@@ -1,7 +1,7 @@
 import { BadRequestError } from "../errors.js";
 import { addDays } from "../shared/days.js";
 
-/** A variable or fixed cost line as stored (DESIGN §4 shapes), with its effective dates. */
+/** A variable or fixed cost line as stored (docs/costs.md shapes), with its effective dates. */
 export interface ReportCostLine {
   costType: "variable" | "fixed";
   line: {

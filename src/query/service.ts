@@ -39,7 +39,7 @@ const CACHE_TTL_MS = 24 * 3600 * 1000;
 /**
  * Runs planned queries: reads what normalization needs (account timezone and order settings), plans
  * (pure), answers from the cache when the pixel's data version is unchanged, else runs the
- * statements and shapes the rows. A warehouse that cannot answer gives `{}` (interface §4.2).
+ * statements and shapes the rows. A warehouse that cannot answer gives `{}` (docs/query.md).
  */
 export class QueryService {
   /** The account row a query is normalized with: the cached path's only store read, so kept briefly. */
@@ -108,7 +108,7 @@ export class QueryService {
     });
   }
 
-  /** Channel details (interface §4.2): a page of ad entities, with measures over the range when asked. */
+  /** Channel details (docs/query.md): a page of ad entities, with measures over the range when asked. */
   async channelDetails(accountId: string, q: ChannelQuery, opts: RunOptions): Promise<QueryAnswer> {
     validateChannelQuery(q);
     const env = await this.environment(accountId);
@@ -156,7 +156,7 @@ export class QueryService {
     });
   }
 
-  /** Cohort analysis (DESIGN §4). */
+  /** Cohort analysis (docs/query.md, "Cohorts"). */
   async cohorts(accountId: string, q: CohortQuery, opts: RunOptions): Promise<QueryAnswer> {
     const env = await this.environment(accountId);
     const plan = planCohorts(q, env);

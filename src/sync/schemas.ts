@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * Record formats a store-platform or ads-platform connector pushes (issue 4; docs/data-formats.md).
+ * Record formats a store-platform or ads-platform connector pushes (docs/data-formats.md).
  * camelCase; money as numbers in the record's own currency; times ISO-8601 with an offset.
  * Every record has a natural id and a version: an older version never overwrites a newer one.
  */

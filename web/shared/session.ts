@@ -1,7 +1,7 @@
 /**
  * The API key and pixel id of this tab. Kept in sessionStorage only: gone when the tab closes, never
  * in the URL, never in localStorage or a cookie. Requests send them as the x-api-key and x-pixel-id
- * headers (interface §5).
+ * headers (docs/authentication.md).
  */
 
 export interface Credentials {

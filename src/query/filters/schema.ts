@@ -21,7 +21,7 @@ export type Operator = (typeof OPERATORS)[number];
 
 export type FilterValue = string | number | boolean | (string | number)[] | null;
 
-/** DESIGN §4 canonical filter: plain data, nested to any depth. */
+/** The canonical filter (docs/query.md, "Canonical filter"): plain data, nested to any depth. */
 export type Filter =
   | { and: Filter[] }
   | { or: Filter[] }

@@ -16,7 +16,7 @@ export interface AttributionSpec {
 }
 
 /**
- * Attribution (DESIGN §4): each conversion in the range is joined to the touches of its identity
+ * Attribution (docs/query.md): each conversion in the range is joined to the touches of its identity
  * (both resolved one hop through merges) that happened at or before it and inside the window.
  * first_click credits the earliest such touch, last_click the latest, any_click every distinct
  * dimension value touched; a conversion without a touch is credited to `(none)` so totals

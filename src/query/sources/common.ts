@@ -6,7 +6,7 @@ import { FIELD_BY_NAME } from "../filters/fields.js";
 import type { Filter, FilterValue } from "../filters/schema.js";
 
 /**
- * Which orders count (DESIGN §4 order settings): pending and voided only when the settings say so,
+ * Which orders count (docs/query.md, "Order settings"): pending and voided only when the settings say so,
  * and no order an enabled exclusion filter matches. Exclusion conditions use the orders filter
  * fields (`orders.source_name`, `source_name` or `sourceName`); conditions of a group combine with
  * the group's `logic` (`and` | `or`), and a filter excludes an order when any of its groups matches.
@@ -24,7 +24,7 @@ export function countedPredicate(settings: OrderSettings, b: Binder, timezone: s
           `orderSettings.exclusionFilters[${i}].conditionGroups[${gi}].logic must be "and" or "or"`,
         );
       const conditions: Filter[] = g.conditions.map((c) => {
-        // Interface §2.9 spells fields in camelCase (`sourceName`); the catalog in snake_case.
+        // Order settings spell fields in camelCase (`sourceName`); the catalog in snake_case.
         const field = c.field.includes(".")
           ? c.field
           : `orders.${c.field.replace(/[A-Z]/g, (x) => `_${x.toLowerCase()}`)}`;
