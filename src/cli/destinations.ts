@@ -6,8 +6,8 @@ import {
   DestinationService,
   mask,
   redactDestination,
-} from "../ingest/forward/destinations.js";
-import { Forwarder } from "../ingest/forward/forwarder.js";
+} from "../forwarding/destinations.js";
+import { Forwarder } from "../forwarding/forwarder.js";
 import type { SqlStore } from "../stores/sql/port.js";
 import { output, withContext } from "./context.js";
 

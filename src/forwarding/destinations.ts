@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { ulid } from "ulid";
 import { z } from "zod";
-import { BadRequestError, NotFoundError, ValidationError } from "../../errors.js";
-import { toFieldIssues } from "../../shared/validate.js";
-import { SqlError, type SqlStore } from "../../stores/sql/port.js";
+import { BadRequestError, NotFoundError, ValidationError } from "../errors.js";
+import { toFieldIssues } from "../shared/validate.js";
+import { SqlError, type SqlStore } from "../stores/sql/port.js";
 
 const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http or https URL" });
 

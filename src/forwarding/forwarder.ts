@@ -1,7 +1,7 @@
-import { BadRequestError } from "../../errors.js";
-import { SqlError, type SqlExecutor, type SqlStore } from "../../stores/sql/port.js";
-import { VERSION } from "../../version.js";
-import type { ForwardableEvent } from "../event-row.js";
+import { BadRequestError } from "../errors.js";
+import type { ForwardableEvent } from "../shared/event-row.js";
+import { SqlError, type SqlExecutor, type SqlStore } from "../stores/sql/port.js";
+import { VERSION } from "../version.js";
 import {
   type Destination,
   type DestinationRow,

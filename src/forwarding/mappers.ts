@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import type { EventRow, ForwardableEvent } from "../event-row.js";
+import type { EventRow, ForwardableEvent } from "../shared/event-row.js";
 import type { Destination, MetaCapiConfig } from "./destinations.js";
 
 /*

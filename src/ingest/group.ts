@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { AppError, UnavailableError } from "../errors.js";
 import type { Logger } from "../log.js";
+import type { ForwardableEvent } from "../shared/event-row.js";
 import type { DedupLease, DedupStore } from "../stores/dedup/port.js";
 import { SqlError } from "../stores/sql/port.js";
 import { WarehouseParameterError, type WarehouseStore } from "../stores/warehouse/port.js";
-import type { ForwardableEvent } from "./event-row.js";
 import type { IdentityResolver } from "./identity.js";
 import {
   type Batch,

@@ -1,10 +1,10 @@
+import type { EventRow } from "../shared/event-row.js";
 import { formatDateTime } from "../stores/warehouse/port.js";
 import { classifyTouch } from "./enrich/channel.js";
 import { hashEmail } from "./enrich/email.js";
 import { truncateIp } from "./enrich/ip.js";
 import { deriveFbc, parsePageUrl, referrerHost } from "./enrich/url.js";
 import { parseUserAgent } from "./enrich/user-agent.js";
-import type { EventRow } from "./event-row.js";
 import type { Alias } from "./identity.js";
 import type { IncomingEvent } from "./schema.js";
 import type { ValidEvent } from "./validate.js";

@@ -4,7 +4,7 @@
  * so an acknowledged event is never lost to its destinations.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { EventRow } from "../../src/ingest/event-row.js";
+import type { EventRow } from "../../src/shared/event-row.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { type Pixel, sendEvents, sendOk } from "./ingest-helpers.js";
 

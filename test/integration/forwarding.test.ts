@@ -3,9 +3,8 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from "nod
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { NotFoundError, ValidationError } from "../../src/errors.js";
-import type { EventRow, ForwardableEvent } from "../../src/ingest/event-row.js";
-import { DestinationService } from "../../src/ingest/forward/destinations.js";
-import { Forwarder, type ForwarderOptions } from "../../src/ingest/forward/forwarder.js";
+import { DestinationService } from "../../src/forwarding/destinations.js";
+import { Forwarder, type ForwarderOptions } from "../../src/forwarding/forwarder.js";
 import {
   DELIVERY_ID_HEADER,
   EVENT_ID_HEADER,
@@ -13,7 +12,8 @@ import {
   SIGNATURE_HEADER,
   verifyWebhookSignature,
   type WebhookBody,
-} from "../../src/ingest/forward/mappers.js";
+} from "../../src/forwarding/mappers.js";
+import type { EventRow, ForwardableEvent } from "../../src/shared/event-row.js";
 import { migrate } from "../../src/stores/migrations.js";
 import type { SqlExecutor, SqlStore, SqlValue } from "../../src/stores/sql/port.js";
 import type { WarehouseStore } from "../../src/stores/warehouse/port.js";

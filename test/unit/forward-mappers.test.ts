@@ -1,13 +1,12 @@
 import { createHash, createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { EventRow, ForwardableEvent } from "../../src/ingest/event-row.js";
 import {
   type Destination,
   generateWebhookSecret,
   mask,
   redactDestination,
-} from "../../src/ingest/forward/destinations.js";
-import { backoffDelayMs, parseRetryAfter } from "../../src/ingest/forward/forwarder.js";
+} from "../../src/forwarding/destinations.js";
+import { backoffDelayMs, parseRetryAfter } from "../../src/forwarding/forwarder.js";
 import {
   buildRequest,
   DELIVERY_ID_HEADER,
@@ -24,7 +23,8 @@ import {
   toWebhookEvent,
   verifyWebhookSignature,
   webhookPayload,
-} from "../../src/ingest/forward/mappers.js";
+} from "../../src/forwarding/mappers.js";
+import type { EventRow, ForwardableEvent } from "../../src/shared/event-row.js";
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 
