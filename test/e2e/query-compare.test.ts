@@ -16,36 +16,24 @@
  *                   refunds 0; net 60; customers 2, returning 0 → repeat rate 0 %
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../helpers/app.js";
-import {
-  byValue,
-  type Detail,
-  detail,
-  type Json,
-  onlyResult,
-  order,
-  type Pixel,
-  poster,
-  refund,
-} from "./query-fixtures.js";
+import type { TestApp } from "../helpers/app.js";
+import { byValue, type Detail, detail, type Json, onlyResult, order, refund } from "./query-fixtures.js";
+import { type Poster, startQuerySuite } from "./query-setup.js";
 
 let app: TestApp;
-let px: Pixel;
-let post: ReturnType<typeof poster>;
+let post: Poster;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  px = await app.pixelWithKey(["analytics:read"]);
-  post = poster(app, px);
-  const r = await app.services.sync.upsert("orders", px.pixelId, [
+  const suite = await startQuerySuite();
+  ({ app, post } = suite);
+  await suite.load.orders([
     order("O1", "2026-07-01T10:00:00Z", "USD", 100, { country: "US", customer: { id: "p1" } }),
     order("O2", "2026-07-01T11:00:00Z", "USD", 50, { country: "DE", customer: { id: "p2" } }),
     order("O3", "2026-07-03T09:00:00Z", "USD", 30, { country: "US", customer: { id: "p1" } }),
     order("C1", "2026-06-24T10:00:00Z", "USD", 40, { country: "US", customer: { id: "q1" } }),
     order("C2", "2026-06-25T10:00:00Z", "USD", 20, { country: "FR", customer: { id: "q2" } }),
   ]);
-  expect(r.rejected).toEqual([]);
-  await app.services.sync.upsert("refunds", px.pixelId, [refund("RP", "O1", "2026-07-02T10:00:00Z", 10)]);
+  await suite.load.refunds([refund("RP", "O1", "2026-07-02T10:00:00Z", 10)]);
 });
 afterAll(() => app?.close());
 

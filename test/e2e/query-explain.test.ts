@@ -6,21 +6,19 @@
  * parameter, and the only quoted literals are the engine's own constants. The explained statements, run as returned, answer like the endpoint.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../helpers/app.js";
-import { exclusion, type Json, order, type Pixel, poster, total } from "./query-fixtures.js";
+import type { TestApp } from "../helpers/app.js";
+import { exclusion, fxRate, type Json, order, type Pixel, total } from "./query-fixtures.js";
+import { type Poster, startQuerySuite } from "./query-setup.js";
 
 let app: TestApp;
 let px: Pixel;
-let post: ReturnType<typeof poster>;
+let post: Poster;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  px = await app.pixelWithKey(["analytics:read"]);
-  post = poster(app, px);
-  await app.services.sync.upsert("fx-rates", null, [
-    { date: "2026-01-01", currency: "EUR", unitsPerUsd: 0.5 },
-  ]);
-  await app.services.sync.upsert("orders", px.pixelId, [
+  const suite = await startQuerySuite();
+  ({ app, px, post } = suite);
+  await suite.load.fxRates([fxRate("2026-01-01", "EUR", 0.5)]);
+  await suite.load.orders([
     order("o1", "2026-10-02T12:00:00Z", "USD", 10, {
       country: "Mårker'; DROP TABLE orders; --",
       tags: ["zq-tag-77"],

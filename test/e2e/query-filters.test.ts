@@ -20,31 +20,30 @@
  * landing (no value), purchase 50 USD, purchase 20 USD, add_to_cart (no value).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../helpers/app.js";
-import { sendOk } from "./ingest-helpers.js";
+import type { TestApp } from "../helpers/app.js";
 import {
+  event,
   expect400,
   type Json,
   order,
   type Pixel,
-  poster,
   type Response,
   resultsOf,
   total,
 } from "./query-fixtures.js";
+import { type Poster, startQuerySuite } from "./query-setup.js";
 
 let app: TestApp;
 let px: Pixel;
-let post: ReturnType<typeof poster>;
+let post: Poster;
 
 const AMOUNT = { A: 1, B: 2, C: 4, D: 8, E: 16, F: 32 } as const;
 type Id = keyof typeof AMOUNT;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  px = await app.pixelWithKey(["analytics:read", "events:write"]);
-  post = poster(app, px);
-  const r = await app.services.sync.upsert("orders", px.pixelId, [
+  const suite = await startQuerySuite({ scopes: ["analytics:read", "events:write"] });
+  ({ app, px, post } = suite);
+  await suite.load.orders([
     order("A", "2026-04-01T10:00:00Z", "USD", 1, {
       country: "US",
       sourceName: "web",
@@ -85,27 +84,13 @@ beforeAll(async () => {
       customer: { id: "c4" },
     }),
   ]);
-  expect(r.rejected).toEqual([]);
-  await sendOk(app, px, [
-    {
-      name: "page_view",
-      identityId: "v1",
-      timestamp: "2026-04-02T10:00:00Z",
+  await suite.load.events([
+    event("page_view", "v1", "2026-04-02T10:00:00Z", {
       page: { url: "https://shop.example/a?utm_source=google&utm_medium=cpc" },
-    },
-    {
-      name: "purchase",
-      identityId: "v1",
-      timestamp: "2026-04-02T11:00:00Z",
-      eventProperties: { value: 50, currency: "USD" },
-    },
-    {
-      name: "purchase",
-      identityId: "v2",
-      timestamp: "2026-04-03T11:00:00Z",
-      eventProperties: { value: 20, currency: "USD" },
-    },
-    { name: "add_to_cart", identityId: "v2", timestamp: "2026-04-03T10:00:00Z" },
+    }),
+    event("purchase", "v1", "2026-04-02T11:00:00Z", { eventProperties: { value: 50, currency: "USD" } }),
+    event("purchase", "v2", "2026-04-03T11:00:00Z", { eventProperties: { value: 20, currency: "USD" } }),
+    event("add_to_cart", "v2", "2026-04-03T10:00:00Z"),
   ]);
 });
 afterAll(() => app?.close());

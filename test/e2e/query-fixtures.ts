@@ -1,7 +1,8 @@
 /**
  * Shared helpers of the query engine end-to-end suites (query-*.test.ts): record builders for the
- * sync paths, exclusion filters in the stored shape, and readers of the query response envelope.
- * Fixtures themselves live in each suite, next to the figures worked out by hand.
+ * sync paths and the events API, exclusion filters in the stored shape, and readers of the query
+ * response envelope. Fixtures themselves live in each suite, next to the figures worked out by hand;
+ * query-setup.ts starts the app and stores them.
  */
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
@@ -68,6 +69,79 @@ export const refund = (id: string, orderId: string, createdAt: string, amount: n
   amount,
   currency,
 });
+
+/** An order line item: `quantity` of `sku` at `price` each. */
+export const line = (sku: string, quantity: number, price = 10) => ({ sku, quantity, price });
+
+/** An exchange rate of the fx-rates kind: units of `currency` per USD, from `date`. */
+export const fxRate = (date: string, currency: string, unitsPerUsd: number) => ({
+  date,
+  currency,
+  unitsPerUsd,
+});
+
+/** The entity a day of ad metrics belongs to (campaign level unless `level` says otherwise). */
+export interface AdEntityRef {
+  platform: string;
+  entityId: string;
+  accountId: string;
+  level?: string;
+}
+
+/** A day of ad metrics for an entity; impressions, clicks, updatedAt… in `extra`. */
+export const adMetric = (
+  entity: AdEntityRef,
+  date: string,
+  currency: string,
+  spend: number,
+  extra: Json = {},
+) => ({
+  level: "campaign",
+  ...entity,
+  date,
+  currency,
+  spend,
+  ...extra,
+});
+
+/** An ad entity (account, campaign, ad set or ad) as the platform lists it. */
+export const adEntity = (
+  platform: string,
+  level: string,
+  id: string,
+  accountId: string,
+  name: string,
+  extra: Json = {},
+) => ({
+  platform,
+  level,
+  id,
+  accountId,
+  name,
+  status: "ACTIVE",
+  currency: "USD",
+  sourceCreatedAt: "2026-01-01T00:00:00Z",
+  sourceUpdatedAt: "2026-01-01T00:00:00Z",
+  ...extra,
+});
+
+/** An event of the events API: page views, purchases (value in `eventProperties`), merges… */
+export const event = (name: string, identityId: string, timestamp: string, extra: Json = {}) => ({
+  name,
+  identityId,
+  timestamp,
+  ...extra,
+});
+
+/** A touch: a page view landing on the shop with campaign parameters (`utm_source=…&fbclid=…`). */
+export const touch = (identityId: string, timestamp: string, query: string, extra: Json = {}) =>
+  event("page_view", identityId, timestamp, {
+    page: { url: `https://shop.example/landing?${query}` },
+    ...extra,
+  });
+
+/** User properties linking an event's identity to a store customer id (as the storefront pixel does). */
+export const storeCustomer = (id: string) => ({ userProperties: { storeYIds: [id] } });
 
 /** A stored-shape exclusion filter: groups of [field, operator, value] conditions with their logic. */
 export function exclusion(
