@@ -1,4 +1,5 @@
 import type { EventRow } from "../shared/event-row.js";
+import { toNumericText } from "../shared/money.js";
 import { formatDateTime } from "../stores/warehouse/port.js";
 import { classifyTouch } from "./enrich/channel.js";
 import { hashEmail } from "./enrich/email.js";
@@ -82,7 +83,8 @@ const emailHash = (m: string): string => {
   return /^[0-9a-fA-F]{64}$/.test(t) ? t.toLowerCase() : (hashEmail(t) ?? "");
 };
 
-const money = (v: number | undefined): string | null => (v === undefined ? null : v.toFixed(4));
+// From the number's shortest decimal text, not its binary expansion (toFixed(4) wrote 70000000000000.01 as …0.0078).
+const money = (v: number | undefined): string | null => (v === undefined ? null : toNumericText(v));
 const uniq = (xs: readonly string[]) => [...new Set(xs.filter((x) => x !== ""))];
 
 /** Click ids from `click.*` (except the fbc/fbp cookies) joined with those in the page URL. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { holdsCents } from "../shared/money.js";
 
 /** Arrays of identifiers, traits and items hold at most this many entries (docs/ingestion.md, "Known limits"). */
 export const MAX_ARRAY = 100;
@@ -9,8 +10,33 @@ export const EVENTS_BODY_LIMIT = 131_072;
 export const MAX_FUTURE_MS = 10 * 60 * 1000;
 
 const idList = z.array(z.string()).max(MAX_ARRAY);
-/** Money fits the warehouse's Decimal(18, 4): |amount| < 10^14. */
-const money = z.number().refine((v) => Math.abs(v) < 1e14, "must be less than 10^14 in magnitude");
+const CENTS_MESSAGE =
+  "is beyond what a JSON number holds to the cent (from 2^46, about 7.04 × 10^13, neighbouring cents share one number)";
+/**
+ * Money fits the warehouse's Decimal(18, 4): |amount| < 10^14. It is stored from its decimal text
+ * (normalize.ts), so it must be a number that stands for one amount to the cent (holdsCents).
+ */
+const money = z.number().superRefine((v, ctx) => {
+  if (!(Math.abs(v) < 1e14))
+    ctx.addIssue({ code: "custom", message: "must be less than 10^14 in magnitude" });
+  else if (!holdsCents(v)) ctx.addIssue({ code: "custom", message: CENTS_MESSAGE });
+});
+/**
+ * Event names are the keys reports group and filter by: an invisible character would split one event
+ * into two that look alike, so control characters (C0, DEL, C1) are refused rather than stored.
+ */
+const eventName = z
+  .string()
+  .min(1, "must be a non-empty string")
+  .superRefine((name, ctx) => {
+    const at = name.search(/\p{Cc}/u);
+    if (at < 0) return;
+    const code = name.charCodeAt(at).toString(16).toUpperCase().padStart(4, "0");
+    ctx.addIssue({
+      code: "custom",
+      message: `must not contain control characters (U+${code} at character ${at + 1})`,
+    });
+  });
 /** Widths and heights are UInt32 columns; quantities Int32. */
 const nonNegInt = z.number().int().min(0).max(4_294_967_295);
 const quantity = z.number().int().min(-2_147_483_648).max(2_147_483_647);
@@ -32,7 +58,7 @@ const itemSchema = z.looseObject({
  * (they are stored as properties). `timestamp` is pixelhouse's addition: when the event happened.
  */
 export const eventSchema = z.looseObject({
-  name: z.string().min(1, "must be a non-empty string"),
+  name: eventName,
   eventId: z.string().min(1).optional(),
   identityId: z.string().optional(),
   timestamp: z.iso

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { exclusionFilterSchema } from "../accounts/schemas.js";
 import { filterSchema } from "./filters/schema.js";
-import { GRANULARITIES } from "./time.js";
+import { GRANULARITIES, inQueryRange, QUERY_DATE_RANGE_MESSAGE } from "./time.js";
 
 const isTimezone = (tz: string) => {
   try {
@@ -22,7 +22,8 @@ const dateToken = z
   .regex(
     /^(\d{4}-\d{2}-\d{2}|today|yesterday|\d{1,4}daysAgo)$/,
     "must be YYYY-MM-DD, today, yesterday or NdaysAgo",
-  );
+  )
+  .refine((t) => !/^\d{4}-/.test(t) || inQueryRange(t), QUERY_DATE_RANGE_MESSAGE);
 export const dateRangeSchema = z.strictObject({ start: dateToken, end: dateToken }).meta({
   description: "Inclusive local dates of the query timezone; relative tokens today, yesterday, NdaysAgo",
 });

@@ -26,6 +26,19 @@ export interface Bucket {
 const RELATIVE = /^(\d{1,4})daysAgo$/;
 
 /**
+ * The days a query may name: the range of the warehouse's DateTime64(3) and Date32 types. A day
+ * outside it cannot be bound as a parameter (year 1 is not a DateTime64), so it is refused up front
+ * with a 400 naming the field. Stored facts all lie in 1970..2149, so a range reaching past them is
+ * only empty there, never wrong.
+ */
+export const QUERY_MIN_DATE = "1900-01-01";
+export const QUERY_MAX_DATE = "2299-12-31";
+export const QUERY_DATE_RANGE_MESSAGE = `must be a day from ${QUERY_MIN_DATE} to ${QUERY_MAX_DATE}`;
+
+/** A `YYYY-MM-DD` (or the day of an ISO instant, in UTC) inside the range queries support. */
+export const inQueryRange = (day: string): boolean => day >= QUERY_MIN_DATE && day <= QUERY_MAX_DATE;
+
+/**
  * A date of a request: `YYYY-MM-DD`, `today`, `yesterday` or `NdaysAgo` (GA4's spelling), resolved in
  * the query timezone at `now`.
  */

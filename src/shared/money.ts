@@ -60,6 +60,25 @@ export function toNumericText(v: number): string {
   return `${negative ? "-" : ""}${abs / UNIT}.${(abs % UNIT).toString().padStart(MONEY_SCALE, "0")}`;
 }
 
+const centText = (c: bigint): string => {
+  const abs = c < 0n ? -c : c;
+  return `${c < 0n ? "-" : ""}${abs / 100n}.${(abs % 100n).toString().padStart(2, "0")}`;
+};
+
+/**
+ * Whether a JSON number stands for one amount to the cent. A double near 10^14 is 1/64 apart from the
+ * next, so 99999999999999.98 and 99999999999999.99 arrive as the same number and the cents the sender
+ * meant are lost before anything is stored. Below 2^46 (about 7 × 10^13) every amount in cents has a
+ * double of its own, so only the largest amounts are affected; float noise such as
+ * 0.30000000000000004 still stands for 0.30.
+ */
+export function holdsCents(v: number): boolean {
+  if (!Number.isFinite(v)) return false;
+  const units = toUnits(v);
+  const cents = (units < 0n ? units - 50n : units + 50n) / 100n;
+  return Number(centText(cents - 1n)) !== v && Number(centText(cents + 1n)) !== v;
+}
+
 /** `numeric` text from Postgres (both adapters return it as a string) as a JSON number. */
 export const fromNumeric = (text: string | number): number => Number(text);
 

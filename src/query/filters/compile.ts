@@ -1,7 +1,7 @@
 import { ValidationError } from "../../errors.js";
 import { addDays } from "../../shared/days.js";
 import type { Binder } from "../binder.js";
-import { isCalendarDate, localMidnight } from "../time.js";
+import { inQueryRange, isCalendarDate, localMidnight, QUERY_DATE_RANGE_MESSAGE } from "../time.js";
 import { type Family, FIELD_BY_NAME, type FieldDef, OPERATORS_BY_TYPE } from "./fields.js";
 import type { Filter, FilterValue, Operator } from "./schema.js";
 
@@ -201,10 +201,12 @@ function numeric(
 /** A datetime operand: an instant, or a local day of the query timezone as [start, next start). */
 function operand(v: unknown, ctx: FilterContext, p: (string | number)[], field: string) {
   if (typeof v === "string" && isCalendarDate(v)) {
+    if (!inQueryRange(v)) throw bad(p, `${field} ${QUERY_DATE_RANGE_MESSAGE}`);
     return { from: localMidnight(v, ctx.timezone), to: localMidnight(addDays(v, 1), ctx.timezone) };
   }
   if (typeof v === "string" && /^\d{4}-\d{2}-\d{2}T/.test(v) && !Number.isNaN(Date.parse(v))) {
     const at = new Date(v);
+    if (!inQueryRange(at.toISOString().slice(0, 10))) throw bad(p, `${field} ${QUERY_DATE_RANGE_MESSAGE}`);
     return { from: at, to: null };
   }
   throw bad(p, `${field} takes a date YYYY-MM-DD or an ISO-8601 instant`);
