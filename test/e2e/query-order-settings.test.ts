@@ -28,8 +28,7 @@
  * a pending order's, R4 a voided one's); net 355; customers k1, k4 (both new, k1 also returning).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../helpers/app.js";
-import { sendOk } from "./ingest-helpers.js";
+import type { TestApp } from "../helpers/app.js";
 import {
   exclusion,
   expect400,
@@ -37,23 +36,27 @@ import {
   onlyResult,
   order,
   type Pixel,
-  poster,
   type Response,
   refund,
+  storeCustomer,
   sums,
   total,
+  touch,
 } from "./query-fixtures.js";
+import { type Poster, startQuerySuite } from "./query-setup.js";
 
 let app: TestApp;
 let px: Pixel;
-let post: ReturnType<typeof poster>;
+let post: Poster;
 
 beforeAll(async () => {
   // The tests edit the account row directly: read it on every query.
-  app = await startTestApp({ env: { ACCOUNT_CACHE_MS: "0" } });
-  px = await app.pixelWithKey(["analytics:read", "events:write", "account:read"]);
-  post = poster(app, px);
-  const r = await app.services.sync.upsert("orders", px.pixelId, [
+  const suite = await startQuerySuite({
+    env: { ACCOUNT_CACHE_MS: "0" },
+    scopes: ["analytics:read", "events:write", "account:read"],
+  });
+  ({ app, px, post } = suite);
+  await suite.load.orders([
     order("P1", "2026-05-01T10:00:00Z", "USD", 100, {
       sourceName: "web",
       country: "US",
@@ -78,25 +81,18 @@ beforeAll(async () => {
       customer: { id: "k1" },
     }),
   ]);
-  expect(r.rejected).toEqual([]);
-  const rf = await app.services.sync.upsert("refunds", px.pixelId, [
+  await suite.load.refunds([
     refund("R1", "P1", "2026-05-03T10:00:00Z", 30),
     refund("R2", "X1", "2026-05-02T15:00:00Z", 10),
     refund("R3", "P2", "2026-05-03T11:00:00Z", 5),
     refund("R4", "V1", "2026-05-02T10:00:00Z", 25),
   ]);
-  expect(rf.rejected).toEqual([]);
-  const touch = (customer: string, at: string, query: string) => ({
-    name: "page_view",
-    identityId: `anon-${customer}`,
-    timestamp: at,
-    userProperties: { storeYIds: [customer] },
-    page: { url: `https://shop.example/?${query}` },
-  });
-  await sendOk(app, px, [
-    touch("k1", "2026-04-30T08:00:00Z", "utm_source=klaviyo&utm_medium=email"),
-    touch("k4", "2026-05-02T11:00:00Z", "utm_source=google&utm_medium=cpc"),
-    touch("k3", "2026-05-02T08:00:00Z", "utm_source=facebook&utm_medium=paid_social"),
+  const customerTouch = (customer: string, at: string, query: string) =>
+    touch(`anon-${customer}`, at, query, storeCustomer(customer));
+  await suite.load.events([
+    customerTouch("k1", "2026-04-30T08:00:00Z", "utm_source=klaviyo&utm_medium=email"),
+    customerTouch("k4", "2026-05-02T11:00:00Z", "utm_source=google&utm_medium=cpc"),
+    customerTouch("k3", "2026-05-02T08:00:00Z", "utm_source=facebook&utm_medium=paid_social"),
   ]);
 });
 afterAll(() => app?.close());

@@ -27,20 +27,20 @@ import { createLogger } from "../../src/log.js";
 import { generalQuerySchema } from "../../src/query/schemas.js";
 import { QueryService } from "../../src/query/service.js";
 import { DataVersions } from "../../src/shared/data-version.js";
-import { startTestApp, type TestApp } from "../helpers/app.js";
+import type { TestApp } from "../helpers/app.js";
 import { type Json, onlyResult, order, type Pixel, poster, type Row } from "./query-fixtures.js";
+import { type Poster, startQuerySuite } from "./query-setup.js";
 
 let app: TestApp;
 let px: Pixel;
-let post: ReturnType<typeof poster>;
+let post: Poster;
 const NY = "America/New_York";
 
 beforeAll(async () => {
   // The tests edit the account row directly: read it on every query.
-  app = await startTestApp({ env: { ACCOUNT_CACHE_MS: "0" } });
-  px = await app.pixelWithKey(["analytics:read"]);
-  post = poster(app, px);
-  const r = await app.services.sync.upsert("orders", px.pixelId, [
+  const suite = await startQuerySuite({ env: { ACCOUNT_CACHE_MS: "0" } });
+  ({ app, px, post } = suite);
+  await suite.load.orders([
     order("Y1", "2026-01-01T04:00:00Z", "USD", 4096),
     order("M1", "2026-02-01T04:30:00Z", "USD", 2048),
     order("T1", "2026-03-08T04:30:00Z", "USD", 1),
@@ -55,7 +55,6 @@ beforeAll(async () => {
     order("U4", "2026-11-02T04:59:00Z", "USD", 512),
     order("U5", "2026-11-02T05:00:00Z", "USD", 1024),
   ]);
-  expect(r.rejected).toEqual([]);
 });
 afterAll(() => app?.close());
 
