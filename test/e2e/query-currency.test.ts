@@ -21,36 +21,42 @@
  * A purchase event Jun 3 12:00 EUR 45 → 56.25 USD; a page view without value.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../helpers/app.js";
-import { sendOk } from "./ingest-helpers.js";
+import type { TestApp } from "../helpers/app.js";
 import {
+  adMetric,
+  event,
   expect400,
+  fxRate,
   type Json,
   onlyResult,
   order,
-  type Pixel,
   poster,
   type Response,
   refund,
   total,
 } from "./query-fixtures.js";
+import { type Poster, type QuerySuite, startQuerySuite } from "./query-setup.js";
 
+let suite: QuerySuite;
 let app: TestApp;
-let px: Pixel;
-let post: ReturnType<typeof poster>;
+let post: Poster;
+
+/** Campaign-level spend in EUR, as the platform reported it at the end of the day. */
+const metric = (date: string, spend: number) =>
+  adMetric({ platform: "facebook", entityId: "cmp1", accountId: "act1" }, date, "EUR", spend, {
+    updatedAt: `${date}T23:00:00Z`,
+  });
 
 beforeAll(async () => {
-  app = await startTestApp();
-  px = await app.pixelWithKey(["analytics:read", "events:write"]);
-  post = poster(app, px);
-  const fx = await app.services.sync.upsert("fx-rates", null, [
-    { date: "2026-06-01", currency: "EUR", unitsPerUsd: 0.9 },
-    { date: "2026-06-03", currency: "EUR", unitsPerUsd: 0.8 },
-    { date: "2026-06-02", currency: "GBP", unitsPerUsd: 0.75 },
-    { date: "2026-06-01", currency: "JPY", unitsPerUsd: 150 },
+  suite = await startQuerySuite({ scopes: ["analytics:read", "events:write"] });
+  ({ app, post } = suite);
+  await suite.load.fxRates([
+    fxRate("2026-06-01", "EUR", 0.9),
+    fxRate("2026-06-03", "EUR", 0.8),
+    fxRate("2026-06-02", "GBP", 0.75),
+    fxRate("2026-06-01", "JPY", 150),
   ]);
-  expect(fx.rejected).toEqual([]);
-  const r = await app.services.sync.upsert("orders", px.pixelId, [
+  await suite.load.orders([
     order("A", "2026-06-01T10:00:00Z", "USD", 100),
     order("B", "2026-06-01T12:00:00Z", "EUR", 90),
     order("C", "2026-06-02T10:00:00Z", "EUR", 45),
@@ -59,39 +65,14 @@ beforeAll(async () => {
     order("G", "2026-06-03T01:00:00Z", "EUR", 8),
     order("F", "2026-06-04T10:00:00Z", "JPY", 1234),
   ]);
-  expect(r.rejected).toEqual([]);
-  await app.services.sync.upsert("refunds", px.pixelId, [
-    refund("R1", "B", "2026-06-03T09:00:00Z", 18, "EUR"),
-  ]);
-  const ads = await app.services.sync.upsert("ad-metrics", px.pixelId, [
-    metric("2026-06-02", 90),
-    metric("2026-06-03", 40),
-  ]);
-  expect(ads.rejected).toEqual([]);
-  await sendOk(app, px, [
-    {
-      name: "purchase",
-      identityId: "v1",
-      timestamp: "2026-06-03T12:00:00Z",
-      eventProperties: { value: 45, currency: "EUR" },
-    },
-    { name: "page_view", identityId: "v1", timestamp: "2026-06-03T11:00:00Z" },
+  await suite.load.refunds([refund("R1", "B", "2026-06-03T09:00:00Z", 18, "EUR")]);
+  await suite.load.adMetrics([metric("2026-06-02", 90), metric("2026-06-03", 40)]);
+  await suite.load.events([
+    event("purchase", "v1", "2026-06-03T12:00:00Z", { eventProperties: { value: 45, currency: "EUR" } }),
+    event("page_view", "v1", "2026-06-03T11:00:00Z"),
   ]);
 });
 afterAll(() => app?.close());
-
-function metric(date: string, spend: number) {
-  return {
-    platform: "facebook",
-    level: "campaign",
-    entityId: "cmp1",
-    accountId: "act1",
-    date,
-    currency: "EUR",
-    spend,
-    updatedAt: `${date}T23:00:00Z`,
-  };
-}
 
 const RANGE = { start: "2026-06-01", end: "2026-06-04" };
 const MONEY = ["orders.total_revenue", "orders.refunds", "orders.net_revenue", "ads.spend", "events.value"];
@@ -170,9 +151,8 @@ describe("missing rates", () => {
   });
 
   it("an amount's own currency without a rate is a 400 naming it and its day; the same currency needs none", async () => {
-    const other = await app.pixelWithKey(["analytics:read"]);
-    const post2 = poster(app, other);
-    await app.services.sync.upsert("orders", other.pixelId, [
+    const { post: post2, load } = await suite.pixel();
+    await load.orders([
       order("H", "2026-06-01T10:00:00Z", "GBP", 10), // before GBP's first rate
       order("I", "2026-06-05T10:00:00Z", "CAD", 50), // CAD has no rate at all
     ]);
@@ -202,10 +182,8 @@ describe("missing rates", () => {
   });
 
   it("a missing rate for an ad spend is a 400 too", async () => {
-    const other = await app.pixelWithKey(["analytics:read"]);
-    await app.services.sync.upsert("ad-metrics", other.pixelId, [
-      { ...metric("2026-06-02", 10), currency: "CAD" },
-    ]);
+    const { px: other, load } = await suite.pixel();
+    await load.adMetrics([{ ...metric("2026-06-02", 10), currency: "CAD" }]);
     expect400(await query({ measures: ["ads.spend"] }, poster(app, other)), "CAD", "2026-06-02");
   });
 });
@@ -220,23 +198,15 @@ describe("round trip", () => {
       ["2026-06-04", 1.01],
       ["2026-06-05", 333.31],
     ];
-    const usd = await app.pixelWithKey(["analytics:read"]);
-    await app.services.sync.upsert(
-      "orders",
-      usd.pixelId,
-      amounts.map(([day, v], i) => order(`u${i}`, `${day}T12:00:00Z`, "USD", v)),
-    );
+    const { px: usd, load: loadUsd } = await suite.pixel();
+    await loadUsd.orders(amounts.map(([day, v], i) => order(`u${i}`, `${day}T12:00:00Z`, "USD", v)));
     const range = { start: "2026-06-01", end: "2026-06-05" };
     const inEur = column(await query({ currency: "EUR", dateRange: range }, poster(app, usd))) as number[];
     // 123.46 × 0.9 = 111.114 → 111.11; 0.07 × 0.9 (fallback) = 0.063 → 0.06; 9999.99 × 0.8 = 7999.992
     // → 7999.99; 1.01 × 0.8 = 0.808 → 0.81; 333.31 × 0.8 = 266.648 → 266.65
     expect(inEur).toEqual([111.11, 0.06, 7999.99, 0.81, 266.65]);
-    const eur = await app.pixelWithKey(["analytics:read"]);
-    await app.services.sync.upsert(
-      "orders",
-      eur.pixelId,
-      inEur.map((v, i) => order(`e${i}`, `${amounts[i]![0]}T12:00:00Z`, "EUR", v)),
-    );
+    const { px: eur, load: loadEur } = await suite.pixel();
+    await loadEur.orders(inEur.map((v, i) => order(`e${i}`, `${amounts[i]![0]}T12:00:00Z`, "EUR", v)));
     const back = column(await query({ currency: "USD", dateRange: range }, poster(app, eur))) as number[];
     // back within one cent of the rate's precision: |x − original| ≤ 0.005 / rate + 0.005 ≤ 0.0113
     for (const [i, v] of back.entries())
