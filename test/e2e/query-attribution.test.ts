@@ -23,41 +23,33 @@
  * outside a 1-day window).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../helpers/app.js";
-import { sendOk } from "./ingest-helpers.js";
+import type { TestApp } from "../helpers/app.js";
 import {
+  adMetric,
   byValue,
   detail,
+  event,
   expect400,
   type Json,
   order,
-  type Pixel,
-  poster,
   type Response,
   refund,
+  storeCustomer as store,
   sums,
   total,
+  touch,
 } from "./query-fixtures.js";
+import { type Poster, type QuerySuite, startQuerySuite } from "./query-setup.js";
 
+let suite: QuerySuite;
 let app: TestApp;
-let px: Pixel;
-let post: ReturnType<typeof poster>;
-
-const touch = (identityId: string, at: string, query: string, extra: Json = {}) => ({
-  name: "page_view",
-  identityId,
-  timestamp: at,
-  page: { url: `https://shop.example/landing?${query}` },
-  ...extra,
-});
+let post: Poster;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  px = await app.pixelWithKey(["analytics:read", "events:write"]);
-  post = poster(app, px);
-  const store = (id: string) => ({ userProperties: { storeYIds: [id] } });
+  suite = await startQuerySuite({ scopes: ["analytics:read", "events:write"] });
+  ({ app, post } = suite);
   // Touches of alice, frank and bob carry their store customer id: their orders join them directly.
-  await sendOk(app, px, [
+  await suite.load.events([
     touch(
       "anon-alice",
       "2026-07-31T10:00:00Z",
@@ -76,7 +68,7 @@ beforeAll(async () => {
     // dave's touch on an anonymous identity only
     touch("anon-dave", "2026-08-09T08:00:00Z", "utm_source=google&utm_medium=cpc&campaign_id=g1"),
   ]);
-  const r = await app.services.sync.upsert("orders", px.pixelId, [
+  await suite.load.orders([
     order("OA", "2026-08-10T10:00:00Z", "USD", 100, { customer: { id: "alice" } }),
     order("OF", "2026-08-10T12:00:00Z", "USD", 40, { customer: { id: "frank" } }),
     order("OB", "2026-08-11T12:00:00Z", "USD", 50, { customer: { id: "bob" } }),
@@ -85,39 +77,26 @@ beforeAll(async () => {
     // dave's order knows only his email: a new identity, later merged with anon-dave
     order("OD", "2026-08-12T10:00:00Z", "USD", 80, { customer: { email: "dave@example.com" } }),
   ]);
-  expect(r.rejected).toEqual([]);
-  await app.services.sync.upsert("refunds", px.pixelId, [refund("RA", "OA", "2026-08-11T10:00:00Z", 20)]);
+  await suite.load.refunds([refund("RA", "OA", "2026-08-11T10:00:00Z", 20)]);
   // erin's touch arrives after her order, on a new anonymous identity
-  await sendOk(app, px, [touch("anon-erin", "2026-08-11T20:00:00Z", "utm_source=bing&utm_medium=cpc")]);
+  await suite.load.events([touch("anon-erin", "2026-08-11T20:00:00Z", "utm_source=bing&utm_medium=cpc")]);
   // merges: anon-dave learns dave's email, anon-erin her store id (page views without campaign signals)
-  await sendOk(app, px, [
-    {
-      name: "page_view",
-      identityId: "anon-dave",
-      timestamp: "2026-08-12T11:00:00Z",
+  await suite.load.events([
+    event("page_view", "anon-dave", "2026-08-12T11:00:00Z", {
       userProperties: { emails: ["Dave@Example.com"] },
-    },
-    { name: "page_view", identityId: "anon-erin", timestamp: "2026-08-12T12:00:00Z", ...store("erin") },
+    }),
+    event("page_view", "anon-erin", "2026-08-12T12:00:00Z", store("erin")),
   ]);
   // Spend (USD, campaign level): google g1 40 + 40, facebook f1 30, google g2 25 (no attributed order)
-  const spend = (platform: string, entityId: string, accountId: string, date: string, amount: number) => ({
-    platform,
-    level: "campaign",
-    entityId,
-    accountId,
-    date,
-    currency: "USD",
-    spend: amount,
-    updatedAt: `${date}T23:00:00Z`,
-  });
-  const ads = await app.services.sync.upsert("ad-metrics", px.pixelId, [
+  const spend = (platform: string, entityId: string, accountId: string, date: string, amount: number) =>
+    adMetric({ platform, entityId, accountId }, date, "USD", amount, { updatedAt: `${date}T23:00:00Z` });
+  await suite.load.adMetrics([
     spend("google", "g1", "act-g", "2026-08-10", 40),
     spend("google", "g1", "act-g", "2026-08-11", 40),
     spend("facebook", "f1", "act-f", "2026-08-10", 30),
     spend("google", "g2", "act-g", "2026-08-12", 25),
     spend("google", "g1", "act-g", "2026-08-20", 999), // outside the range
   ]);
-  expect(ads.rejected).toEqual([]);
 });
 afterAll(() => app?.close());
 
@@ -328,26 +307,17 @@ describe("valueSource events", () => {
   beforeAll(async () => {
     // alice signs up twice after her email touch (without a value, then with 25); bob signs up with a
     // value of 10, his only touch 41 days back; alice's purchase of OA as an event.
-    await sendOk(app, px, [
-      { name: "signup", identityId: "anon-alice", timestamp: "2026-08-10T11:00:00Z" },
-      {
-        name: "signup",
-        identityId: "anon-alice",
-        timestamp: "2026-08-10T12:00:00Z",
+    await suite.load.events([
+      event("signup", "anon-alice", "2026-08-10T11:00:00Z"),
+      event("signup", "anon-alice", "2026-08-10T12:00:00Z", {
         eventProperties: { value: 25, currency: "USD" },
-      },
-      {
-        name: "signup",
-        identityId: "anon-bob",
-        timestamp: "2026-08-11T13:00:00Z",
+      }),
+      event("signup", "anon-bob", "2026-08-11T13:00:00Z", {
         eventProperties: { value: 10, currency: "USD" },
-      },
-      {
-        name: "purchase",
-        identityId: "anon-alice",
-        timestamp: "2026-08-10T10:05:00Z",
+      }),
+      event("purchase", "anon-alice", "2026-08-10T10:05:00Z", {
         eventProperties: { orderId: "OA", value: 100, currency: "USD" },
-      },
+      }),
     ]);
   });
 
@@ -417,38 +387,22 @@ describe("identity merges", () => {
     // In the main fixture OD (email identity, merged into anon-dave's) and OE (anon-erin merged into
     // the order's) are credited above. Here a chain: the touch is on Q, Q merges into P, P into R
     // (the order's identity): one hop from Q must reach R.
-    const p2 = await app.pixelWithKey(["analytics:read", "events:write"]);
-    const post2 = poster(app, p2);
-    await app.services.sync.upsert("orders", p2.pixelId, [
+    const { post: post2, load } = await suite.pixel(["analytics:read", "events:write"]);
+    await load.orders([
       order("OH", "2026-08-11T10:00:00Z", "USD", 70, { customer: { id: "hank" } }), // R (oldest)
     ]);
-    await sendOk(app, p2, [
-      {
-        name: "page_view",
-        identityId: "anon-p",
-        timestamp: "2026-08-09T10:00:00Z",
-        userProperties: { userIds: ["uid-p"] },
-      },
+    await load.events([
+      event("page_view", "anon-p", "2026-08-09T10:00:00Z", { userProperties: { userIds: ["uid-p"] } }),
     ]); // P
-    await sendOk(app, p2, [touch("anon-q", "2026-08-10T10:00:00Z", "utm_source=google&utm_medium=cpc")]); // Q
+    await load.events([touch("anon-q", "2026-08-10T10:00:00Z", "utm_source=google&utm_medium=cpc")]); // Q
     const credited = async () => sums(await attribute("last_click", 7, {}, post2), "attribution.orders");
     expect(await credited()).toEqual({ "(none)": 1 }); // nothing links the touch to hank yet
-    await sendOk(app, p2, [
-      {
-        name: "page_view",
-        identityId: "anon-q",
-        timestamp: "2026-08-12T10:00:00Z",
-        userProperties: { userIds: ["uid-p"] },
-      },
+    await load.events([
+      event("page_view", "anon-q", "2026-08-12T10:00:00Z", { userProperties: { userIds: ["uid-p"] } }),
     ]); // Q → P
     expect(await credited()).toEqual({ "(none)": 1 });
-    await sendOk(app, p2, [
-      {
-        name: "page_view",
-        identityId: "anon-p",
-        timestamp: "2026-08-12T11:00:00Z",
-        userProperties: { storeYIds: ["hank"] },
-      },
+    await load.events([
+      event("page_view", "anon-p", "2026-08-12T11:00:00Z", { userProperties: { storeYIds: ["hank"] } }),
     ]); // P → R
     expect(await credited()).toEqual({ google: 1 });
   });
