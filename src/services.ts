@@ -6,7 +6,7 @@ import { CostService } from "./costs/service.js";
 import { DashboardService } from "./dashboards/service.js";
 import { OutboxRelay } from "./events/relay.js";
 import { DestinationService } from "./forwarding/destinations.js";
-import { Forwarder } from "./forwarding/forwarder.js";
+import { Forwarder } from "./forwarding/service.js";
 import { GroupCommitter } from "./ingest/group.js";
 import { IdentityResolver } from "./ingest/identity.js";
 import { IngestService } from "./ingest/service.js";
@@ -29,7 +29,7 @@ export interface Services {
   /** Group commit of ingestion; drained on shutdown. */
   ingestGroups: GroupCommitter;
   destinations: DestinationService;
-  /** Forwarding queue and worker (the worker runs only in `serve`). */
+  /** Forwarding queue, worker and dead letters (the worker runs only in `serve`). */
   forwarder: Forwarder;
   sync: SyncService;
   /** Per-pixel data versions the query cache keys on. */
@@ -63,7 +63,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
       dedup: stores.dedup,
       warehouse: stores.warehouse,
       identity,
-      forwarder,
+      forwarder: forwarder.queue,
       log,
       onStored: (pixelIds) => versions.bump(pixelIds),
     },

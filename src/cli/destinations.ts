@@ -7,7 +7,7 @@ import {
   mask,
   redactDestination,
 } from "../forwarding/destinations.js";
-import { Forwarder } from "../forwarding/forwarder.js";
+import { Forwarder } from "../forwarding/service.js";
 import type { SqlStore } from "../stores/sql/port.js";
 import { output, withContext } from "./context.js";
 
@@ -26,10 +26,8 @@ const eventList = (value: string) => {
   return names;
 };
 
-function forwarding(sql: SqlStore) {
-  const destinations = new DestinationService(sql);
-  return { destinations, forwarder: new Forwarder(sql, destinations) };
-}
+/** The forwarding service without its worker: a CLI command only changes and reads the tables. */
+const forwarding = (sql: SqlStore) => new Forwarder(sql, new DestinationService(sql));
 
 function target(d: Destination): string {
   if (d.kind === "webhook") return `${d.config.url}  secret ${mask(d.config.secret)}`;
@@ -195,7 +193,7 @@ export function registerDestinationCommands(program: Command): void {
     .addOption(json())
     .action(async (opts: { pixel: string; all?: boolean; json?: boolean }) => {
       await withContext("pixelhouse deadletter list", async ({ stores }) => {
-        const list = await forwarding(stores.sql).forwarder.listDeadLetters(opts.pixel, {
+        const list = await forwarding(stores.sql).listDeadLetters(opts.pixel, {
           includeReplayed: opts.all ?? false,
         });
         output(
@@ -220,7 +218,7 @@ export function registerDestinationCommands(program: Command): void {
     .addOption(json())
     .action(async (opts: { pixel: string; destination?: string; id?: string[]; json?: boolean }) => {
       await withContext("pixelhouse deadletter replay", async ({ stores }) => {
-        const replayed = await forwarding(stores.sql).forwarder.replayDeadLetters({
+        const replayed = await forwarding(stores.sql).replayDeadLetters({
           pixelId: opts.pixel,
           ...(opts.destination ? { destinationId: opts.destination } : {}),
           ...(opts.id?.length ? { ids: opts.id } : {}),

@@ -4,7 +4,6 @@ import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { NotFoundError, ValidationError } from "../../src/errors.js";
 import { DestinationService } from "../../src/forwarding/destinations.js";
-import { Forwarder, type ForwarderOptions } from "../../src/forwarding/forwarder.js";
 import {
   DELIVERY_ID_HEADER,
   EVENT_ID_HEADER,
@@ -13,6 +12,7 @@ import {
   verifyWebhookSignature,
   type WebhookBody,
 } from "../../src/forwarding/mappers.js";
+import { Forwarder, type ForwarderOptions } from "../../src/forwarding/service.js";
 import type { EventRow, ForwardableEvent } from "../../src/shared/event-row.js";
 import { migrate } from "../../src/stores/migrations.js";
 import type { SqlExecutor, SqlStore, SqlValue } from "../../src/stores/sql/port.js";

@@ -6,7 +6,6 @@ import {
   mask,
   redactDestination,
 } from "../../src/forwarding/destinations.js";
-import { backoffDelayMs, parseRetryAfter } from "../../src/forwarding/forwarder.js";
 import {
   buildRequest,
   DELIVERY_ID_HEADER,
@@ -24,6 +23,8 @@ import {
   verifyWebhookSignature,
   webhookPayload,
 } from "../../src/forwarding/mappers.js";
+import { backoffDelayMs } from "../../src/forwarding/queue.js";
+import { parseRetryAfter } from "../../src/forwarding/worker.js";
 import type { EventRow, ForwardableEvent } from "../../src/shared/event-row.js";
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
