@@ -6,10 +6,11 @@
  * store and, when TEST_REDIS_URL is set, over Redis.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../helpers/app.js";
+import type { TestApp } from "../helpers/app.js";
 import { TEST_REDIS_URL } from "../helpers/env.js";
 import { sendOk } from "./ingest-helpers.js";
 import { type Json, order, type Pixel, poster, refund, total } from "./query-fixtures.js";
+import { startQuerySuite } from "./query-setup.js";
 
 const KVS = [
   ["memory", true],
@@ -23,15 +24,17 @@ describe.each(KVS)("query cache over the %s store", (kv, available) => {
 
   beforeAll(async () => {
     if (!available) return;
-    app = await startTestApp({ kv });
-    a = await app.pixelWithKey(["analytics:read", "events:write", "sync:write"]);
-    b = await app.pixelWithKey(["analytics:read", "events:write", "sync:write"]);
+    const scopes = ["analytics:read", "events:write", "sync:write"];
+    const suite = await startQuerySuite({ kv, scopes });
+    const other = await suite.pixel(scopes);
+    ({ app, px: a } = suite);
+    b = other.px;
     // pixel a: 100 + 50 on Sep 1; pixel b: 7 on Sep 1
-    await app.services.sync.upsert("orders", a.pixelId, [
+    await suite.load.orders([
       order("a1", "2026-09-01T10:00:00Z", "USD", 100),
       order("a2", "2026-09-01T11:00:00Z", "USD", 50),
     ]);
-    await app.services.sync.upsert("orders", b.pixelId, [order("b1", "2026-09-01T10:00:00Z", "USD", 7)]);
+    await other.load.orders([order("b1", "2026-09-01T10:00:00Z", "USD", 7)]);
   });
   afterAll(() => app?.close());
 
