@@ -108,6 +108,23 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 
+/** The body comes in a content coding the service does not decode; says which ones it does. */
+export class UnsupportedEncodingError extends AppError {
+  readonly status = 415;
+  override readonly code = "UNSUPPORTED_ENCODING";
+  constructor(
+    readonly encoding: string,
+    readonly accepted: readonly string[],
+  ) {
+    super(
+      `Content-Encoding ${encoding} is not supported; send the body as ${accepted.join(", ")} or uncompressed`,
+    );
+  }
+  override headers() {
+    return { "Accept-Encoding": this.accepted.join(", ") };
+  }
+}
+
 export class RateLimitedError extends AppError {
   readonly status = 429;
   constructor(

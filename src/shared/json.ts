@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import sjson from "secure-json-parse";
 import { MalformedJsonError } from "../errors.js";
 
@@ -21,6 +22,21 @@ export function jsonDepthExceeds(text: string, max: number): boolean {
   return false;
 }
 
+/** Offset of the first byte of `raw` that is not part of a valid UTF-8 sequence (0-based). */
+function firstInvalidUtf8(raw: Buffer): number {
+  const text = raw.toString("utf8");
+  let offset = 0;
+  let from = 0;
+  for (let at = text.indexOf("\ufffd"); at >= 0; at = text.indexOf("\ufffd", at + 1)) {
+    // Everything before the first replacement character decoded cleanly, so its byte length is exact.
+    offset += Buffer.byteLength(text.slice(from, at));
+    from = at + 1;
+    if (raw[offset] === 0xef && raw[offset + 1] === 0xbf && raw[offset + 2] === 0xbd) offset += 3;
+    else return offset;
+  }
+  return raw.length;
+}
+
 /**
  * Parses JSON text for application code: nesting deeper than 64 levels is refused, and
  * `__proto__` / `constructor.prototype` keys are removed so they never reach application objects.
@@ -28,6 +44,12 @@ export function jsonDepthExceeds(text: string, max: number): boolean {
  */
 export function parseJsonBody(raw: Buffer): unknown {
   if (raw.length === 0) return undefined;
+  // Decoding would put U+FFFD in place of bad bytes and silently change ids and names: refuse instead.
+  if (!isUtf8(raw)) {
+    throw new MalformedJsonError(
+      `Malformed JSON: the body is not valid UTF-8 (invalid byte sequence at byte ${firstInvalidUtf8(raw)})`,
+    );
+  }
   const text = raw.toString("utf8");
   if (text.trim() === "") return undefined;
   if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
