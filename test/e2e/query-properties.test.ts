@@ -16,13 +16,15 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../helpers/app.js";
-import { sendOk } from "./ingest-helpers.js";
-import { order, poster, sums } from "./query-fixtures.js";
+import type { TestApp } from "../helpers/app.js";
+import { event, fxRate, order, poster, refund, storeCustomer, sums, touch } from "./query-fixtures.js";
+import { type QuerySuite, startQuerySuite } from "./query-setup.js";
 
+let suite: QuerySuite;
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ env: { RATE_QUERY_PER_SEC: "10000", RATE_INGEST_PER_SEC: "10000" } });
+  suite = await startQuerySuite({ env: { RATE_QUERY_PER_SEC: "10000", RATE_INGEST_PER_SEC: "10000" } });
+  ({ app } = suite);
 });
 afterAll(() => app?.close());
 
@@ -76,21 +78,17 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Loads a journey into a new pixel through the public paths; returns a poster for it. */
 async function load(j: Journey) {
-  const px = await app.pixelWithKey(["analytics:read", "events:write"]);
+  const { post, load: store } = await suite.pixel(["analytics:read", "events:write"]);
   const ref = (c: number) => `cust-${c}`;
-  const touches = j.touches.map((t, i) => ({
-    name: "page_view",
-    eventId: `t${i}`,
-    identityId: `anon-${t.customer}`,
-    timestamp: iso(t.at),
-    page: { url: `https://shop.example/?utm_source=${t.source}&utm_medium=${MEDIUM[t.source]}` },
-    // early-linked customers' touches carry the store id; late ones only their anonymous id
-    ...(j.customers[t.customer]!.late ? {} : { userProperties: { storeYIds: [ref(t.customer)] } }),
-  }));
-  if (touches.length) await sendOk(app, px, touches);
-  const r = await app.services.sync.upsert(
-    "orders",
-    px.pixelId,
+  const touches = j.touches.map((t, i) =>
+    touch(`anon-${t.customer}`, iso(t.at), `utm_source=${t.source}&utm_medium=${MEDIUM[t.source]}`, {
+      eventId: `t${i}`,
+      // early-linked customers' touches carry the store id; late ones only their anonymous id
+      ...(j.customers[t.customer]!.late ? {} : storeCustomer(ref(t.customer))),
+    }),
+  );
+  if (touches.length) await store.events(touches);
+  await store.orders(
     j.orders.map((o, i) =>
       order(`o${i}`, iso(o.at), "USD", o.cents / 100, {
         customer: { id: ref(o.customer) },
@@ -98,36 +96,18 @@ async function load(j: Journey) {
       }),
     ),
   );
-  expect(r.rejected).toEqual([]);
   const refunds = j.orders.flatMap((o, i) =>
     o.refundCents > 0 && o.refundCents < o.cents
-      ? [
-          {
-            id: `r${i}`,
-            orderId: `o${i}`,
-            createdAt: iso(o.at + MINUTE),
-            amount: o.refundCents / 100,
-            currency: "USD",
-          },
-        ]
+      ? [refund(`r${i}`, `o${i}`, iso(o.at + MINUTE), o.refundCents / 100)]
       : [],
   );
-  if (refunds.length) await app.services.sync.upsert("refunds", px.pixelId, refunds);
+  if (refunds.length) await store.refunds(refunds);
   // late customers' anonymous identities merge with their store id only now
   const merges = j.customers.flatMap((c, i) =>
-    c.late
-      ? [
-          {
-            name: "page_view",
-            identityId: `anon-${i}`,
-            timestamp: iso(RANGE_END + DAY),
-            userProperties: { storeYIds: [ref(i)] },
-          },
-        ]
-      : [],
+    c.late ? [event("page_view", `anon-${i}`, iso(RANGE_END + DAY), storeCustomer(ref(i)))] : [],
   );
-  if (merges.length) await sendOk(app, px, merges);
-  return poster(app, px);
+  if (merges.length) await store.events(merges);
+  return post;
 }
 
 /** What the models credit, computed from the journey: source (or `(none)`) → [orders, cents]. */
@@ -236,16 +216,10 @@ describe("currency round trip over generated amounts and rates", () => {
           run++;
           const day = (d: number) => `2026-10-0${d + 1}`;
           // rates on days 0..2; day 3 falls back to day 2's
-          await app.services.sync.upsert(
-            "fx-rates",
-            null,
-            rates.map((unitsPerUsd, d) => ({ date: day(d), currency: code, unitsPerUsd })),
-          );
+          await suite.load.fxRates(rates.map((unitsPerUsd, d) => fxRate(day(d), code, unitsPerUsd)));
           const rateOf = (d: number) => rates[Math.min(d, 2)]!;
-          const usd = await app.pixelWithKey(["analytics:read"]);
-          await app.services.sync.upsert(
-            "orders",
-            usd.pixelId,
+          const { px: usd, load: loadUsd } = await suite.pixel();
+          await loadUsd.orders(
             amounts.map((a, i) => order(`u${i}`, `${day(a.day)}T12:00:00Z`, "USD", a.cents / 100)),
           );
           const range = { start: day(0), end: day(3) };
@@ -263,10 +237,8 @@ describe("currency round trip over generated amounts and rates", () => {
             ).results[0]!.data.primary.map((r) => r["orders.total_revenue"]!);
           };
           const inX = await daily(poster(app, usd), code);
-          const other = await app.pixelWithKey(["analytics:read"]);
-          await app.services.sync.upsert(
-            "orders",
-            other.pixelId,
+          const { px: other, load: loadOther } = await suite.pixel();
+          await loadOther.orders(
             inX.flatMap((v, d) => (v > 0 ? [order(`x${d}`, `${day(d)}T12:00:00Z`, code, v)] : [])),
           );
           const back = await daily(poster(app, other), "USD");
