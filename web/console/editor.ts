@@ -1,6 +1,5 @@
 import {
   autocompletion,
-  type Completion,
   closeBrackets,
   closeBracketsKeymap,
   completionKeymap,
@@ -20,12 +19,6 @@ import {
 } from "@codemirror/view";
 import { tags as t } from "@lezer/highlight";
 import { ClickHouse, keywordCompletion } from "./clickhouse.js";
-
-export interface SchemaTable {
-  name: string;
-  description: string;
-  columns: { name: string; type: string; description?: string }[];
-}
 
 const highlight = HighlightStyle.define([
   { tag: t.keyword, color: "#7c3aed", fontWeight: "600" },
@@ -54,38 +47,26 @@ const theme = EditorView.theme({
   ".cm-completionDetail": { color: "#64748b", fontStyle: "normal", marginLeft: "0.8em" },
 });
 
-/** The schema as lang-sql wants it: each table (with its description) and its typed columns. */
-export function completionSchema(tables: SchemaTable[]): SQLNamespace {
-  return Object.fromEntries(
-    tables.map((table) => [
-      table.name,
-      {
-        self: {
-          label: table.name,
-          type: "type",
-          detail: "table",
-          info: table.description,
-        } satisfies Completion,
-        children: table.columns.map(
-          (c): Completion => ({
-            label: c.name,
-            type: "property",
-            detail: c.type,
-            ...(c.description ? { info: c.description } : {}),
-          }),
-        ),
-      },
-    ]),
-  );
+/** What the page needs of the editor; CodeMirror stays behind it. */
+export interface SqlEditor {
+  text(): string;
+  /** Replaces the selection with `text`, puts the cursor after it and focuses the editor. */
+  insert(text: string): void;
+  focus(): void;
 }
 
+/**
+ * CodeMirror with the ClickHouse dialect and completion over `completion` (completionSchema of the
+ * schema), in a shadow root inside `parent`. Mod-Enter calls `onRun`; every edit hands the text to
+ * `onChange`.
+ */
 export function createEditor(options: {
   parent: HTMLElement;
   doc: string;
-  tables: SchemaTable[];
+  completion: SQLNamespace;
   onRun: () => void;
   onChange: (doc: string) => void;
-}): EditorView {
+}): SqlEditor {
   const run = () => {
     options.onRun();
     return true;
@@ -97,7 +78,7 @@ export function createEditor(options: {
   host.className = "cm-host";
   options.parent.append(host);
   const shadow = host.attachShadow({ mode: "open" });
-  return new EditorView({
+  const view = new EditorView({
     parent: shadow,
     root: shadow,
     state: EditorState.create({
@@ -120,7 +101,7 @@ export function createEditor(options: {
           ...completionKeymap,
           indentWithTab,
         ]),
-        sql({ dialect: ClickHouse, schema: completionSchema(options.tables), keywordCompletion }),
+        sql({ dialect: ClickHouse, schema: options.completion, keywordCompletion }),
         syntaxHighlighting(highlight),
         theme,
         placeholder("SELECT … FROM events"),
@@ -130,5 +111,27 @@ export function createEditor(options: {
         }),
       ],
     }),
+  });
+  return {
+    text: () => view.state.doc.toString(),
+    insert(text) {
+      const { from, to } = view.state.selection.main;
+      view.dispatch({ changes: { from, to, insert: text }, selection: { anchor: from + text.length } });
+      view.focus();
+    },
+    focus: () => view.focus(),
+  };
+}
+
+/**
+ * Ctrl/Cmd+Enter anywhere on the page runs too. A press in the editor is its own keymap's, which
+ * prevents the default, so it does not run twice.
+ */
+export function runOnModEnter(target: Window, run: () => void): void {
+  target.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && !ev.defaultPrevented) {
+      ev.preventDefault();
+      run();
+    }
   });
 }
