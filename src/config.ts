@@ -39,6 +39,14 @@ export const configSchema = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   /** How long a verified key may be served from the in-process cache; revocation waits at most this long. */
   KEY_CACHE_MS: z.coerce.number().int().min(0).max(5000).default(4000),
+  /** Bounds opening a Postgres connection and waiting for a free one of the pool (then 503). */
+  PG_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
+  /** How long a Redis command waits for its reply (then 503); also bounds a connection attempt. */
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
+  /** Circuit breaker per server store: this many outage errors in a row make it refuse calls at once… */
+  STORE_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
+  /** …for this long, then one call probes the store again. */
+  STORE_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
   /** How long the query API reuses an account's timezone and order settings; a direct edit waits at most this long. */
   ACCOUNT_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(4000),
   /** Ingestion batching: one warehouse INSERT per this many rows or this many ms, whichever comes first. */

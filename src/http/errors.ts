@@ -46,14 +46,25 @@ function envelopeIssue(issue: { message: string; path: string[] }): EventIssue {
   return { message: issue.message, index: -1, field: issue.path.join(".") };
 }
 
+const OUTAGES = [
+  [SqlUnavailableError, "Service Unavailable: the SQL store is not reachable"],
+  [WarehouseUnavailableError, "Service Unavailable: the warehouse is not reachable"],
+  [KvUnavailableError, "Service Unavailable: the cache store is not reachable"],
+] as const;
+
+/**
+ * A store outage, thrown as is or as the cause of another error (up to a few levels), becomes 503.
+ * Retry-After is the store's breaker cool-down left when the breaker refused the call, else 1 s.
+ */
 function storeOutage(err: unknown): UnavailableError | null {
-  if (err instanceof SqlUnavailableError)
-    return new UnavailableError("Service Unavailable: the SQL store is not reachable");
-  if (err instanceof WarehouseUnavailableError) {
-    return new UnavailableError("Service Unavailable: the warehouse is not reachable");
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e instanceof Error; depth++, e = e.cause) {
+    for (const [type, message] of OUTAGES) {
+      if (!(e instanceof type)) continue;
+      const ms = e.retryAfterMs;
+      return new UnavailableError(message, ms === undefined ? 1 : Math.max(1, Math.ceil(ms / 1000)));
+    }
   }
-  if (err instanceof KvUnavailableError)
-    return new UnavailableError("Service Unavailable: the cache store is not reachable");
   return null;
 }
 

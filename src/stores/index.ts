@@ -41,8 +41,9 @@ export async function openStores(config: Config, purpose: string): Promise<Store
   const opened: { close(): Promise<void> }[] = [];
   try {
     const keySecret = resolveKeySecret(config);
+    const breaker = { failures: config.STORE_BREAKER_FAILURES, cooldownMs: config.STORE_BREAKER_COOLDOWN_MS };
     const sql: SqlStore = config.DATABASE_URL
-      ? new PgSqlStore(config.DATABASE_URL)
+      ? new PgSqlStore(config.DATABASE_URL, { connectTimeoutMs: config.PG_CONNECT_TIMEOUT_MS, breaker })
       : await PgliteSqlStore.open(join(config.DATA_DIR, "pg"));
     opened.push(sql);
     const warehouse: WarehouseStore = config.CLICKHOUSE_URL
@@ -51,10 +52,16 @@ export async function openStores(config: Config, purpose: string): Promise<Store
           username: config.CLICKHOUSE_USER,
           password: config.CLICKHOUSE_PASSWORD,
           database: config.CLICKHOUSE_DATABASE,
+          breaker,
         })
       : await ChdbWarehouse.open(join(config.DATA_DIR, "ch"), config.CLICKHOUSE_DATABASE);
     opened.push(warehouse);
-    const kv = config.REDIS_URL ? new RedisKv(config.REDIS_URL, config.REDIS_KEY_PREFIX) : new MemoryKv();
+    const kv = config.REDIS_URL
+      ? new RedisKv(config.REDIS_URL, config.REDIS_KEY_PREFIX, {
+          commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+          breaker,
+        })
+      : new MemoryKv();
     opened.push(kv);
     const dedupOptions = { ...DEFAULT_DEDUP, windowDays: config.DEDUP_WINDOW_DAYS };
     const dedup: DedupStore =
@@ -68,7 +75,7 @@ export async function openStores(config: Config, purpose: string): Promise<Store
           })
         : new SqlDedupStore(sql, { ...dedupOptions, exclusive: !config.DATABASE_URL });
     const bus: Bus =
-      kv instanceof RedisKv ? new RedisBus(kv.client, config.REDIS_KEY_PREFIX) : new SqlBus(sql);
+      kv instanceof RedisKv ? new RedisBus(kv.client, config.REDIS_KEY_PREFIX, kv.breaker) : new SqlBus(sql);
     return {
       sql,
       warehouse,

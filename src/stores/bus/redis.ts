@@ -1,5 +1,7 @@
 import type { Redis } from "ioredis";
-import { KvUnavailableError } from "../kv/port.js";
+import { CircuitBreaker } from "../breaker.js";
+import { KvError, KvUnavailableError } from "../kv/port.js";
+import { guardRedis, toKvError } from "../kv/redis.js";
 import {
   assertBusName,
   type Bus,
@@ -62,6 +64,8 @@ export class RedisBus implements Bus {
   constructor(
     private readonly redis: Redis,
     private readonly prefix = "pixelhouse:",
+    /** The breaker of the KV store on the same client: one Redis, one verdict on whether it is up. */
+    private readonly breaker = new CircuitBreaker(),
   ) {}
 
   private keyOf(stream: string): string {
@@ -79,7 +83,7 @@ export class RedisBus implements Bus {
     const results = await this.wrap(() => multi.exec());
     if (!results) throw new KvUnavailableError("the bus publish transaction was aborted");
     return results.map(([err, id]) => {
-      if (err) throw new KvUnavailableError(err.message, { cause: err });
+      if (err) throw toKvError(err);
       return String(id);
     });
   }
@@ -180,11 +184,14 @@ export class RedisBus implements Bus {
     if (this.groups.has(id)) return;
     try {
       // From 0: a group created after messages were published still receives them.
-      await this.redis.call("XGROUP", "CREATE", key, group, "0", "MKSTREAM");
+      await this.wrap(() => this.redis.call("XGROUP", "CREATE", key, group, "0", "MKSTREAM"));
     } catch (err) {
-      if (!String((err as Error).message).includes("BUSYGROUP")) {
-        throw new KvUnavailableError((err as Error).message, { cause: err });
-      }
+      if (
+        !(err instanceof KvError) ||
+        err instanceof KvUnavailableError ||
+        !err.message.includes("BUSYGROUP")
+      )
+        throw err;
     }
     this.groups.add(id);
   }
@@ -241,15 +248,7 @@ export class RedisBus implements Bus {
     return this.wrap(() => this.redis.xtrim(key, "MINID", floor));
   }
 
-  private async wrap<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      if (err instanceof KvUnavailableError) throw err;
-      const message = (err as Error).message ?? String(err);
-      // NOGROUP is an answer, not an outage: the caller recreates the group.
-      if (message.includes("NOGROUP")) throw err;
-      throw new KvUnavailableError(message, { cause: err });
-    }
+  private wrap<T>(fn: () => Promise<T>): Promise<T> {
+    return guardRedis(this.breaker, fn);
   }
 }

@@ -29,7 +29,14 @@ export interface KvStore {
   close(): Promise<void>;
 }
 
-export class KvUnavailableError extends Error {}
+/** A failure the KV store answered (a wrong command, a script error): a bug, not an outage. */
+export class KvError extends Error {}
+
+/** The KV store cannot be used now (down, restarting, not answering in time): retry later. */
+export class KvUnavailableError extends KvError {
+  /** Set when the store's circuit breaker refused the call: how long until it is tried again. */
+  retryAfterMs?: number;
+}
 
 /** The bucket arithmetic shared by both adapters (Redis runs the same steps in Lua). */
 export function refill(

@@ -1,5 +1,43 @@
-import { Redis } from "ioredis";
-import { type BucketRule, type KvStore, KvUnavailableError, type TokenDecision } from "./port.js";
+import { Redis, ReplyError } from "ioredis";
+import { type BreakerOptions, CircuitBreaker, DEFAULT_BREAKER } from "../breaker.js";
+import { type BucketRule, KvError, type KvStore, KvUnavailableError, type TokenDecision } from "./port.js";
+
+/**
+ * Server replies that mean "not now" rather than "wrong command": loading its data after a restart,
+ * a script running too long, a replica or cluster without its master, out of memory, writes refused
+ * (failed snapshot, read-only replica after a failover). `\b` keeps BUSYGROUP and the like out.
+ */
+const UNAVAILABLE_REPLIES =
+  /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY|OOM|MISCONF|NOREPLICAS)\b/;
+
+/**
+ * The typed error of an ioredis failure. A server reply is the store answering (a bug of ours)
+ * unless it is one of the replies above; anything else ioredis raises — "Connection is closed.",
+ * "Stream isn't writeable and enableOfflineQueue options is false", MaxRetriesPerRequestError,
+ * "Command timed out", socket errors (ECONNREFUSED, ECONNRESET…) — means Redis is not reachable.
+ */
+export function toKvError(err: unknown): KvError {
+  if (err instanceof KvError) return err;
+  const e = err as { message?: unknown; name?: unknown };
+  const message = typeof e?.message === "string" ? e.message : String(err);
+  const reply = err instanceof ReplyError || e?.name === "ReplyError";
+  if (reply) {
+    return UNAVAILABLE_REPLIES.test(message)
+      ? new KvUnavailableError(message, { cause: err })
+      : new KvError(message, { cause: err });
+  }
+  if (err instanceof TypeError || err instanceof RangeError) return new KvError(message, { cause: err });
+  return new KvUnavailableError(message, { cause: err });
+}
+
+export interface RedisKvOptions {
+  /**
+   * How long a command may wait for its reply. Also bounds a connection attempt, and a connection
+   * that stays silent for five times this long while commands wait is replaced.
+   */
+  commandTimeoutMs?: number;
+  breaker?: BreakerOptions;
+}
 
 // Same arithmetic as `refill` + `decide` in port.ts, atomically, on the server's clock.
 const TAKE_TOKENS = `
@@ -30,17 +68,38 @@ return {allowed, math.floor(tokens), retry, reset}
 export class RedisKv implements KvStore {
   readonly kind = "redis" as const;
   private readonly redis: Redis;
+  /** Shared with the bus, which uses the same client (and so the same Redis). */
+  readonly breaker: CircuitBreaker;
 
   constructor(
     url: string,
     private readonly prefix = "pixelhouse:",
+    options: RedisKvOptions = {},
   ) {
+    const timeout = options.commandTimeoutMs ?? 1000;
     this.redis = new Redis(url, {
       lazyConnect: false,
-      maxRetriesPerRequest: 2,
+      commandTimeout: timeout,
+      connectTimeout: Math.max(1000, timeout),
+      // A half-open connection (the host vanished without a reset) answers nothing: replace it.
+      socketTimeout: Math.max(5000, 5 * timeout),
+      // While disconnected, commands fail at once (see below) instead of queueing until Redis is
+      // back; commands in flight when the connection drops fail at once too, and are not sent again
+      // on the next connection (their caller was already told they failed).
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
       enableOfflineQueue: true,
-      connectTimeout: 5000,
+      // Reconnect soon after Redis is back (ioredis' default waits up to 2 s between attempts).
+      retryStrategy: (times) => Math.min(times * 50, 500),
     });
+    this.breaker = new CircuitBreaker(options.breaker ?? DEFAULT_BREAKER);
+    // Commands issued before the first connection wait for it (each within its timeout), so a
+    // store opened and used at once works; after that, the offline queue is off.
+    this.redis.once("ready", () => {
+      this.redis.options.enableOfflineQueue = false;
+    });
+    // A new connection is the store answering again: no need to wait out the cool-down.
+    this.redis.on("ready", () => this.breaker.reset());
     // Connection errors surface on the commands that fail; the client reconnects by itself.
     this.redis.on("error", () => {});
     this.redis.defineCommand("pxTakeTokens", { numberOfKeys: 1, lua: TAKE_TOKENS });
@@ -90,11 +149,26 @@ export class RedisKv implements KvStore {
     this.redis.disconnect();
   }
 
-  private async wrap<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      throw new KvUnavailableError((err as Error).message, { cause: err });
-    }
+  private wrap<T>(fn: () => Promise<T>): Promise<T> {
+    return guardRedis(this.breaker, fn);
   }
+}
+
+/** Runs a Redis call through the breaker, its failure typed by `toKvError`. */
+export function guardRedis<T>(breaker: CircuitBreaker, fn: () => Promise<T>): Promise<T> {
+  return breaker.run(
+    async () => {
+      try {
+        return await fn();
+      } catch (err) {
+        throw toKvError(err);
+      }
+    },
+    (err) => err instanceof KvUnavailableError,
+    (retryAfterMs) => {
+      const err = new KvUnavailableError(`Redis failed repeatedly; not asked again for ${retryAfterMs} ms`);
+      err.retryAfterMs = retryAfterMs;
+      return err;
+    },
+  );
 }

@@ -1,5 +1,12 @@
 import { Worker } from "node:worker_threads";
-import { type SqlExecutor, type SqlResult, type SqlStore, type SqlValue, toSqlError } from "./port.js";
+import {
+  type SqlExecutor,
+  type SqlResult,
+  type SqlStore,
+  SqlUnavailableError,
+  type SqlValue,
+  toSqlError,
+} from "./port.js";
 
 interface Reply {
   id?: number;
@@ -19,6 +26,8 @@ export class PgliteSqlStore implements SqlStore {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   private closed = false;
+  /** Set once the worker is gone (crashed, out of memory, terminated): every call fails with it. */
+  private dead: SqlUnavailableError | undefined;
 
   private constructor(private readonly worker: Worker) {
     worker.on("message", (m: Reply) => {
@@ -29,8 +38,14 @@ export class PgliteSqlStore implements SqlStore {
       if (m.ok) p.resolve(m.result);
       else p.reject(toSqlError(Object.assign(new Error(m.error?.message ?? "PGlite error"), m.error ?? {})));
     });
-    worker.on("error", (err) => this.failAll(err));
-    worker.on("exit", () => this.failAll(new Error("the PGlite worker stopped")));
+    worker.on("error", (err) => this.died(`failed: ${err.message}`, err));
+    worker.on("exit", (code) => this.died(`exited with code ${code}`));
+  }
+
+  private died(how: string, cause?: unknown): void {
+    if (this.closed) return;
+    this.dead ??= new SqlUnavailableError(`the embedded SQL store's worker ${how}`, "08006", { cause });
+    this.failAll(this.dead);
   }
 
   /** `dir` undefined keeps the database in memory (tests). */
@@ -53,6 +68,7 @@ export class PgliteSqlStore implements SqlStore {
       return Promise.reject(
         toSqlError(Object.assign(new Error("the SQL store is closed"), { code: "08003" })),
       );
+    if (this.dead) return Promise.reject(this.dead);
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });

@@ -39,19 +39,57 @@ export class SqlError extends Error {
   }
 }
 
-export class SqlUnavailableError extends SqlError {}
+/** The store cannot be used now (down, restarting, out of connections): the request may be retried. */
+export class SqlUnavailableError extends SqlError {
+  /** Set when the store's circuit breaker refused the call: how long until it is tried again. */
+  retryAfterMs?: number;
+}
+
+/**
+ * SQLSTATEs that mean "the server cannot serve this now", not "this statement is wrong": class 08
+ * (connection exceptions), 57P01–57P05 (admin/crash shutdown, cannot connect now — starting up or
+ * shutting down —, database dropped, idle session timeout), 53000–53300 (insufficient resources, disk
+ * full, out of memory, too many connections), 58000/58030 (system and I/O errors) and 25006 (a
+ * read-only transaction: the server became a standby after a failover).
+ */
+const UNAVAILABLE_SQLSTATES = new Set([
+  "57P01",
+  "57P02",
+  "57P03",
+  "57P04",
+  "57P05",
+  "53000",
+  "53100",
+  "53200",
+  "53300",
+  "58000",
+  "58030",
+  "25006",
+]);
+
+/**
+ * Errors of pg and pg-pool without a SQLSTATE whose connection is gone or never came: the server
+ * closed it, it broke before, it timed out, or the pool is shut (the process is stopping). PGlite
+ * says "PGlite is closed" once its instance is closed.
+ */
+const UNAVAILABLE_MESSAGES =
+  /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect|Cannot use a pool after calling end|Query read timeout|PGlite is closed)/;
+
+/** Whether a driver error means the SQL store is not available (see the two lists above). */
+export function isSqlOutage(code: string | undefined, message: string): boolean {
+  if (code !== undefined) {
+    // Node's socket errors (ECONNREFUSED, ECONNRESET, EPIPE, ETIMEDOUT, EAI_AGAIN, ERR_STREAM_…).
+    if (/^E[A-Z0-9_]+$/.test(code)) return true;
+    if (code.startsWith("08") || UNAVAILABLE_SQLSTATES.has(code)) return true;
+  }
+  return UNAVAILABLE_MESSAGES.test(message);
+}
 
 export function toSqlError(err: unknown): SqlError {
   if (err instanceof SqlError) return err;
-  const e = err as { message?: string; code?: string };
+  const e = err as { message?: string; code?: unknown };
   const code = typeof e?.code === "string" ? e.code : undefined;
   const message = e?.message ?? String(err);
-  // Connection-level failures from pg carry errno codes (ECONNREFUSED…) or class 08 SQLSTATEs.
-  if (code && (/^E[A-Z]+$/.test(code) || code.startsWith("08") || code === "57P01")) {
-    return new SqlUnavailableError(message, code, { cause: err });
-  }
-  if (/Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(message)) {
-    return new SqlUnavailableError(message, code, { cause: err });
-  }
+  if (isSqlOutage(code, message)) return new SqlUnavailableError(message, code, { cause: err });
   return new SqlError(message, code, { cause: err });
 }

@@ -49,7 +49,7 @@ export class ChdbWarehouse implements WarehouseStore {
     try {
       session = new Session(dir);
     } catch (err) {
-      throw mapError(err);
+      throw mapChdbError(err);
     }
     const store = new ChdbWarehouse(session, database, dir, exclusive, owner);
     try {
@@ -129,7 +129,7 @@ export class ChdbWarehouse implements WarehouseStore {
       for await (const chunk of stream) yield chunk.raw();
     } catch (err) {
       await this.drain();
-      throw mapError(err);
+      throw mapChdbError(err);
     } finally {
       stream?.cancel();
       stopKilling?.();
@@ -169,7 +169,7 @@ export class ChdbWarehouse implements WarehouseStore {
         ...(options?.signal ? { signal: options.signal } : {}),
       });
     } catch (err) {
-      throw mapError(err);
+      throw mapChdbError(err);
     }
   }
 
@@ -213,7 +213,7 @@ export class ChdbWarehouse implements WarehouseStore {
       return await this.session.queryAsync(query, opts);
     } catch (err) {
       await this.drain();
-      throw mapError(err);
+      throw mapChdbError(err);
     } finally {
       stopKilling?.();
     }
@@ -315,7 +315,12 @@ const escapeParamText = (value: string) => value.replace(/[\\\n\t\r\b\f]/g, (c) 
 /** A ClickHouse string literal: backslash and quote escaped, nothing else can end it. */
 const stringLiteral = (value: string) => `'${value.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
 
-function mapError(err: unknown): WarehouseError {
+/**
+ * The typed error of a chdb failure: a closed session (CHDB_CLOSED) or one that could not be opened
+ * (CHDB_CONNECTION) is unavailable; an abort or the engine's own deadline is a limit; the rest is
+ * classified by the engine's exception code.
+ */
+export function mapChdbError(err: unknown): WarehouseError {
   if (err instanceof WarehouseError) return err;
   const e = err as { message?: string; code?: string; clickhouseCode?: number; name?: string };
   const message = e?.message ?? String(err);

@@ -7,8 +7,10 @@ import {
   type DataFormat,
   type ResultSet,
 } from "@clickhouse/client";
+import { type BreakerOptions, CircuitBreaker, DEFAULT_BREAKER } from "../breaker.js";
 import {
   classifyWarehouseError,
+  isWarehouseUnreachable,
   type Params,
   type QueryOptions,
   type QueryStats,
@@ -28,6 +30,7 @@ export interface ClickHouseOptions {
   /** A pluggable transport (chDB's `chdb/connection` in tests); HTTP when absent. */
   connection?: ClickHouseClientConfigOptions["connection"];
   requestTimeoutMs?: number;
+  breaker?: BreakerOptions;
 }
 
 /** ClickHouse server over HTTP with @clickhouse/client. */
@@ -41,6 +44,8 @@ export class ClickHouseWarehouse implements WarehouseStore {
     private readonly options: ClickHouseOptions,
     /** A reader over a pluggable connection shares its owner's transport and leaves it open. */
     private readonly sharesConnection = false,
+    /** One per server: readers share their owner's. */
+    private readonly breaker = new CircuitBreaker(options.breaker ?? DEFAULT_BREAKER),
   ) {}
 
   static async open(options: ClickHouseOptions): Promise<ClickHouseWarehouse> {
@@ -51,7 +56,7 @@ export class ClickHouseWarehouse implements WarehouseStore {
       try {
         await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${options.database}` });
       } catch (err) {
-        throw mapError(err);
+        throw mapClientError(err);
       } finally {
         await bootstrap.close();
       }
@@ -71,7 +76,13 @@ export class ClickHouseWarehouse implements WarehouseStore {
         : {}),
     };
     const client = createClient({ ...clientBase(options), database: options.database });
-    const store = new ClickHouseWarehouse(client, options.database, options, !!options.connection);
+    const store = new ClickHouseWarehouse(
+      client,
+      options.database,
+      options,
+      !!options.connection,
+      this.breaker,
+    );
     this.readers.add(store);
     return store;
   }
@@ -110,26 +121,28 @@ export class ClickHouseWarehouse implements WarehouseStore {
     read: (rs: ResultSet<F>) => Promise<R>,
   ): Promise<{ body: R; stats: QueryStats }> {
     const started = performance.now();
-    try {
-      const rs = await this.client.query({
-        query: sql.trimEnd().replace(/;$/, ""),
-        query_params: toWireParams(params),
-        format,
-        ...readOptions(options),
-      });
-      const body = await read(rs);
-      const summary = parseSummary(rs.response_headers["x-clickhouse-summary"]);
-      return {
-        body,
-        stats: {
-          elapsedMs: performance.now() - started,
-          rowsRead: summary.read_rows,
-          bytesRead: summary.read_bytes,
-        },
-      };
-    } catch (err) {
-      throw mapError(err);
-    }
+    return this.guard(async () => {
+      try {
+        const rs = await this.client.query({
+          query: sql.trimEnd().replace(/;$/, ""),
+          query_params: toWireParams(params),
+          format,
+          ...readOptions(options),
+        });
+        const body = await read(rs);
+        const summary = parseSummary(rs.response_headers["x-clickhouse-summary"]);
+        return {
+          body,
+          stats: {
+            elapsedMs: performance.now() - started,
+            rowsRead: summary.read_rows,
+            bytesRead: summary.read_bytes,
+          },
+        };
+      } catch (err) {
+        throw mapClientError(err);
+      }
+    });
   }
 
   /**
@@ -142,17 +155,18 @@ export class ClickHouseWarehouse implements WarehouseStore {
     params: Params | undefined,
     options: QueryOptions & { format: string },
   ): AsyncGenerator<Uint8Array> {
-    let rs: Awaited<ReturnType<ClickHouseClient["query"]>>;
-    try {
-      rs = await this.client.query({
-        query: sql.trimEnd().replace(/;$/, ""),
-        query_params: toWireParams(params),
-        format: options.format as DataFormat,
-        ...readOptions(options),
-      });
-    } catch (err) {
-      throw mapError(err);
-    }
+    const rs = await this.guard(async () => {
+      try {
+        return await this.client.query({
+          query: sql.trimEnd().replace(/;$/, ""),
+          query_params: toWireParams(params),
+          format: options.format as DataFormat,
+          ...readOptions(options),
+        });
+      } catch (err) {
+        throw mapClientError(err);
+      }
+    });
     const rows = rs.stream();
     let held: string | undefined;
     try {
@@ -165,7 +179,7 @@ export class ClickHouseWarehouse implements WarehouseStore {
         if (out) yield Buffer.from(out);
       }
     } catch (err) {
-      throw mapError(err);
+      throw mapClientError(err);
     } finally {
       rows.destroy();
     }
@@ -176,16 +190,18 @@ export class ClickHouseWarehouse implements WarehouseStore {
   }
 
   async command(sql: string, params?: Params, options?: QueryOptions): Promise<void> {
-    try {
-      await this.client.command({
-        query: sql.trimEnd().replace(/;$/, ""),
-        query_params: toWireParams(params),
-        ...(options?.settings ? { clickhouse_settings: { ...options.settings } } : {}),
-        ...(options?.signal ? { abort_signal: options.signal } : {}),
-      });
-    } catch (err) {
-      throw mapError(err);
-    }
+    await this.guard(async () => {
+      try {
+        await this.client.command({
+          query: sql.trimEnd().replace(/;$/, ""),
+          query_params: toWireParams(params),
+          ...(options?.settings ? { clickhouse_settings: { ...options.settings } } : {}),
+          ...(options?.signal ? { abort_signal: options.signal } : {}),
+        });
+      } catch (err) {
+        throw mapClientError(err);
+      }
+    });
   }
 
   async insert(
@@ -196,22 +212,34 @@ export class ClickHouseWarehouse implements WarehouseStore {
     if (rows.length === 0) return;
     // Positional rows under one column list, as the chDB adapter sends them (see compactRows).
     const columns = Object.keys(rows[0]!) as [string, ...string[]];
-    try {
-      await this.client.insert({
-        table,
-        values: rows.map((row) => columns.map((c) => row[c])),
-        format: "JSONCompactEachRow",
-        columns,
-        ...(options?.settings ? { clickhouse_settings: { ...options.settings } } : {}),
-        ...(options?.signal ? { abort_signal: options.signal } : {}),
-      });
-    } catch (err) {
-      throw mapError(err);
-    }
+    await this.guard(async () => {
+      try {
+        await this.client.insert({
+          table,
+          values: rows.map((row) => columns.map((c) => row[c])),
+          format: "JSONCompactEachRow",
+          columns,
+          ...(options?.settings ? { clickhouse_settings: { ...options.settings } } : {}),
+          ...(options?.signal ? { abort_signal: options.signal } : {}),
+        });
+      } catch (err) {
+        throw mapClientError(err);
+      }
+    });
   }
 
   async ping(): Promise<void> {
     await this.query("SELECT 1");
+  }
+
+  private guard<T>(fn: () => Promise<T>): Promise<T> {
+    return this.breaker.run(fn, isWarehouseUnreachable, (retryAfterMs) => {
+      const err = new WarehouseUnavailableError(
+        `the warehouse failed repeatedly; not asked again for ${retryAfterMs} ms`,
+      );
+      err.retryAfterMs = retryAfterMs;
+      return err;
+    });
   }
 
   async close(): Promise<void> {
@@ -266,7 +294,13 @@ function parseSummary(header: unknown): { read_rows: number; read_bytes: number 
   }
 }
 
-function mapError(err: unknown): WarehouseError {
+/**
+ * The typed error of a @clickhouse/client failure: a server exception by its code; the client's own
+ * abort (the caller's signal) as a cancelled query; anything else — refused, reset, DNS, the
+ * request's own timeout ("Timeout error."), a proxy's 502/503/504 page, which the client hands over
+ * as a plain Error with the page as its message — as unavailable.
+ */
+export function mapClientError(err: unknown): WarehouseError {
   if (err instanceof WarehouseError) return err;
   if (err instanceof ClickHouseError) return classifyWarehouseError(err.message, Number(err.code), err);
   const e = err as { message?: string; code?: string; name?: string; type?: string };
@@ -276,6 +310,8 @@ function mapError(err: unknown): WarehouseError {
   }
   const message = e?.message ?? String(err);
   if (e?.name === "AbortError") return classifyWarehouseError(message, 159, err);
+  // Not an outage: an aborted request must never count towards opening the breaker.
+  if (message === "The user aborted a request.") return classifyWarehouseError(message, 394, err);
   const code = /Code: (\d+)\./.exec(message)?.[1];
   if (code) return classifyWarehouseError(message, Number(code), err);
   // Socket-level failures: refused, reset, DNS, timeouts of the HTTP request itself.

@@ -104,15 +104,39 @@ export class WarehouseParameterError extends WarehouseError {}
 export class WarehouseLimitError extends WarehouseError {}
 /** The statement was refused by permissions or readonly mode. */
 export class WarehouseAccessError extends WarehouseError {}
-/** The engine could not be reached or is closed: retryable. */
-export class WarehouseUnavailableError extends WarehouseError {}
+/** The engine could not be reached, is closed or too busy now: retryable. */
+export class WarehouseUnavailableError extends WarehouseError {
+  /** Set when the store's circuit breaker refused the call: how long until it is tried again. */
+  retryAfterMs?: number;
+}
 
 const SYNTAX = new Set([62]);
 const UNKNOWN = new Set([16, 46, 47, 60, 81, 115, 36, 10, 179, 8]);
 const PARAMETER = new Set([456, 457, 6, 27, 41, 53, 69, 70, 72, 26, 38, 117, 130, 386, 43]);
-const LIMIT = new Set([158, 159, 160, 241, 307, 396, 394, 202]);
+const LIMIT = new Set([158, 159, 160, 241, 307, 396, 394]);
 const ACCESS = new Set([164, 497, 516, 192, 193, 194, 195, 291]);
-const UNAVAILABLE = new Set([209, 210, 999, 242, 425]);
+/**
+ * Network failures (SOCKET_TIMEOUT 209, NETWORK_ERROR 210, DNS_ERROR 198, ALL_CONNECTION_TRIES_FAILED
+ * 279, NO_FREE_CONNECTION 203), coordination and replicas (KEEPER_EXCEPTION 999, NO_ZOOKEEPER 225,
+ * TABLE_IS_READ_ONLY 242, TOO_FEW_LIVE_REPLICAS 285), and "not now" answers: TOO_MANY_SIMULTANEOUS_QUERIES
+ * 202 (a concurrency cap: the same query succeeds once others finish), TOO_MANY_PARTS 252 (inserts
+ * throttled until merges catch up), CANNOT_SCHEDULE_TASK 439, SYSTEM_ERROR 425.
+ */
+const UNAVAILABLE = new Set([209, 210, 198, 279, 203, 999, 225, 242, 285, 202, 252, 439, 425]);
+/** The unavailable codes where the server itself was not reached: what the circuit breaker counts. */
+const UNREACHABLE = new Set([209, 210, 198, 279, 203]);
+
+/**
+ * Whether the server could not be reached at all (socket errors, timeouts, a proxy's 502/503 carry
+ * no ClickHouse code), as opposed to a server that answered "busy": only the former opens the
+ * breaker, so one user's concurrency cap never makes the warehouse refuse everyone.
+ */
+export function isWarehouseUnreachable(err: unknown): boolean {
+  return (
+    err instanceof WarehouseUnavailableError &&
+    (err.clickhouseCode === undefined || UNREACHABLE.has(err.clickhouseCode))
+  );
+}
 
 /** Maps a ClickHouse exception code (from either adapter) to the typed error. */
 export function classifyWarehouseError(
