@@ -5,34 +5,35 @@
  * by hand in the comments.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../helpers/app.js";
+import type { TestApp } from "../helpers/app.js";
+import {
+  adEntity,
+  adMetric,
+  exclusion,
+  fxRate,
+  type Json,
+  line,
+  order,
+  type Pixel,
+  refund,
+} from "./query-fixtures.js";
+import { type Loader, type Poster, startQuerySuite } from "./query-setup.js";
 
 let app: TestApp;
-type Pixel = Awaited<ReturnType<TestApp["pixelWithKey"]>>;
 let px: Pixel;
-type Json = Record<string, unknown>;
-
-const order = (id: string, createdAt: string, currency: string, totalPrice: number, extra: Json = {}) => ({
-  id,
-  createdAt,
-  currency,
-  totalPrice,
-  subtotalPrice: totalPrice,
-  financialStatus: "paid",
-  updatedAt: createdAt,
-  ...extra,
-});
+let post: Poster;
+let load: Loader;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  px = await app.pixelWithKey(["analytics:read", "sync:write"]);
+  const suite = await startQuerySuite({ scopes: ["analytics:read", "sync:write"] });
+  ({ app, px, post, load } = suite);
   // EUR: 0.9 per USD from Mar 1, 0.8 from Mar 3 (Mar 2 falls back to Mar 1). GBP only from Mar 10.
-  await app.services.sync.upsert("fx-rates", null, [
-    { date: "2026-03-01", currency: "EUR", unitsPerUsd: 0.9 },
-    { date: "2026-03-03", currency: "EUR", unitsPerUsd: 0.8 },
-    { date: "2026-03-10", currency: "GBP", unitsPerUsd: 0.75 },
+  await load.fxRates([
+    fxRate("2026-03-01", "EUR", 0.9),
+    fxRate("2026-03-03", "EUR", 0.8),
+    fxRate("2026-03-10", "GBP", 0.75),
   ]);
-  const r = await app.services.sync.upsert("orders", px.pixelId, [
+  await load.orders([
     order("o1", "2026-03-01T10:00:00Z", "USD", 100, { customer: { id: "c1" }, country: "US" }),
     order("o2", "2026-03-02T10:00:00Z", "EUR", 90, { customer: { id: "c2" }, country: "DE" }), // 90 / 0.9 = 100 USD
     order("o3", "2026-03-03T10:00:00Z", "EUR", 80, { customer: { id: "c1" }, country: "DE" }), // 80 / 0.8 = 100 USD
@@ -40,47 +41,18 @@ beforeAll(async () => {
     order("o5", "2026-03-02T13:00:00Z", "USD", 70, { financialStatus: "voided", customer: { id: "c4" } }),
     order("o6", "2026-03-03T14:00:00Z", "USD", 30, { sourceName: "draft_orders", customer: { id: "c5" } }),
   ]);
-  expect(r.rejected).toEqual([]);
-  await app.services.sync.upsert("refunds", px.pixelId, [
-    { id: "r1", orderId: "o1", createdAt: "2026-03-03T09:00:00Z", amount: 20, currency: "USD" },
-  ]);
+  await load.refunds([refund("r1", "o1", "2026-03-03T09:00:00Z", 20)]);
 });
 afterAll(() => app?.close());
 
 const excludeDrafts = {
   exclusionFilters: [
-    {
-      id: "0b6f3c39-2a8e-4d0a-9a57-0d1f0c1a6c11",
-      name: "Drafts",
-      enabled: true,
-      conditionGroups: [
-        {
-          id: "1b6f3c39-2a8e-4d0a-9a57-0d1f0c1a6c11",
-          logic: "and",
-          conditions: [
-            {
-              id: "2b6f3c39-2a8e-4d0a-9a57-0d1f0c1a6c11",
-              field: "source_name",
-              operator: "equals",
-              value: "draft_orders",
-            },
-          ],
-        },
-      ],
-      createdAt: "2026-01-01T00:00:00Z",
-      updatedAt: "2026-01-01T00:00:00Z",
-    },
+    exclusion("Drafts", [{ logic: "and", conditions: [["source_name", "equals", "draft_orders"]] }]),
   ],
 };
 
-async function query(body: Json, headers: Record<string, string> = {}, path = "/db-mgmt/api/query") {
-  const res = await app.call("POST", path, {
-    key: px.key,
-    pixelId: px.pixelId,
-    body: { pixelId: px.pixelId, ...body },
-    headers,
-  });
-  return res;
+function query(body: Json, headers: Record<string, string> = {}, path = "/db-mgmt/api/query") {
+  return post(body, { path, headers });
 }
 
 describe("general query", () => {
@@ -157,20 +129,10 @@ describe("general query", () => {
 
 describe("channel details and cohorts", () => {
   beforeAll(async () => {
-    const ent = (level: string, id: string, name: string, extra: Json = {}) => ({
-      platform: "facebook",
-      level,
-      id,
-      accountId: "acc1",
-      name,
-      status: "ACTIVE",
-      currency: "EUR",
-      sourceCreatedAt: "2026-01-01T00:00:00Z",
-      sourceUpdatedAt: `2026-02-0${name.length % 9}T00:00:00Z`,
-      ...extra,
-    });
-    await app.services.sync.upsert("ad-entities", px.pixelId, [
-      ent("account", "acc1", "Main account"),
+    const ent = (level: string, id: string, name: string, extra: Json = {}) =>
+      adEntity("facebook", level, id, "acc1", name, { currency: "EUR", ...extra });
+    await load.adEntities([
+      ent("account", "acc1", "Main account", { sourceUpdatedAt: "2026-02-03T00:00:00Z" }),
       ent("campaign", "camp1", "Spring", {
         campaignId: "camp1",
         dailyBudget: 50,
@@ -182,19 +144,13 @@ describe("channel details and cohorts", () => {
         sourceUpdatedAt: "2026-02-01T00:00:00Z",
       }),
     ]);
-    const metric = (entityId: string, date: string, spend: number, clicks: number, impressions: number) => ({
-      platform: "facebook",
-      level: "campaign",
-      entityId,
-      accountId: "acc1",
-      campaignId: entityId,
-      date,
-      currency: "EUR",
-      spend,
-      clicks,
-      impressions,
-    });
-    await app.services.sync.upsert("ad-metrics", px.pixelId, [
+    const metric = (entityId: string, date: string, spend: number, clicks: number, impressions: number) =>
+      adMetric({ platform: "facebook", entityId, accountId: "acc1" }, date, "EUR", spend, {
+        campaignId: entityId,
+        clicks,
+        impressions,
+      });
+    await load.adMetrics([
       metric("camp1", "2026-03-01", 9, 5, 100), // 9 / 0.9 = 10 USD
       metric("camp1", "2026-03-03", 16, 5, 300), // 16 / 0.8 = 20 USD
       metric("camp2", "2026-03-01", 6.75, 0, 0), // 7.50 USD
@@ -240,7 +196,6 @@ describe("channel details and cohorts", () => {
 
   it("units: item quantities of the current version of each counted order, and only when asked", async () => {
     const own = await app.pixelWithKey(["analytics:read"]);
-    const line = (sku: string, quantity: number) => ({ sku, quantity, price: 10 });
     const r = await app.services.sync.upsert("orders", own.pixelId, [
       // u1 is re-synced with fewer items: only the newer version's lines count (2 + 1 = 3).
       order("u1", "2026-03-01T10:00:00Z", "USD", 40, { lineItems: [line("a", 3), line("b", 1)] }),
