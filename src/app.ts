@@ -1,6 +1,7 @@
 import express, { type Express } from "express";
 import type { Config } from "./config.js";
 import { collectPreflight } from "./http/cors.js";
+import { decodablePathParams, parseQueryString } from "./http/decode.js";
 import { docsRouter } from "./http/docs-page.js";
 import { errorHandler, unmatched } from "./http/errors.js";
 import { mountRoutes, requestId } from "./http/mount.js";
@@ -23,9 +24,10 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
-  app.set("query parser", "simple");
+  app.set("query parser", parseQueryString);
   app.use(requestId(deps.log));
   const routes = routeTable(deps.services, deps.stores, deps.config);
+  app.use(decodablePathParams(routes));
   app.options("/tr/api/collect", collectPreflight);
   mountRoutes(app, routes, {
     keys: deps.services.keys,

@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Express, NextFunction, Request, RequestHandler, Response } from "express";
-import { ForbiddenError, MissingScopeError } from "../errors.js";
+import type { z } from "zod";
+import { ForbiddenError, MissingScopeError, ValidationError } from "../errors.js";
 import type { ApiKeyService, Principal } from "../keys/service.js";
 import type { Logger } from "../log.js";
 import { parseJsonBody } from "../shared/json.js";
+import { findUnstorableText } from "../shared/text.js";
 import { parseWith } from "../shared/validate.js";
 import type { BucketRule, KvStore } from "../stores/kv/port.js";
 import { readRawBody } from "./json-body.js";
@@ -66,9 +68,9 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], deps: Mou
             ? parseJsonBody(await readRawBody(req, def.bodyLimit ?? DEFAULT_BODY_LIMIT))
             : undefined;
         const ctx = {
-          body: def.body ? parseWith(def.body, rawBody) : undefined,
-          query: def.query ? parseWith(def.query, { ...req.query }) : undefined,
-          params: def.params ? parseWith(def.params, { ...req.params }) : undefined,
+          body: def.body ? validInput(def.body, rawBody, def.bodyItems) : undefined,
+          query: def.query ? validInput(def.query, { ...req.query }) : undefined,
+          params: def.params ? validInput(def.params, { ...req.params }) : undefined,
           principal: principal as Principal,
           requestId: String(res.locals.requestId),
           req,
@@ -81,6 +83,28 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], deps: Mou
       }
     });
   }
+}
+
+/**
+ * The input as its schema parses it, once the raw input also holds only text the stores can keep (no
+ * NUL, no lone surrogate; shared/text.ts): one check for every route's body, query and path
+ * parameters, after the schema so its own, more specific messages come first. `items` names a body
+ * key whose entries the handler validates one by one, text included, reporting each by its index.
+ */
+function validInput<T>(schema: z.ZodType<T>, raw: unknown, items?: string): T {
+  const parsed = parseWith(schema, raw);
+  let scope = raw;
+  if (items && raw !== null && typeof raw === "object" && items in raw) {
+    const { [items]: _validatedLater, ...rest } = raw as Record<string, unknown>;
+    scope = rest;
+  }
+  const found = findUnstorableText(scope);
+  if (found) {
+    const path = found.path.map(String);
+    const key = path.join(".");
+    throw new ValidationError([{ message: `${key || "body"}: ${found.message}`, key, path }]);
+  }
+  return parsed;
 }
 
 /** Body `pixelId` must name the header's pixel (403 otherwise). */

@@ -42,6 +42,12 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   response?: z.ZodType;
   /** Raw body limit in bytes (default 1 MiB). */
   bodyLimit?: number;
+  /**
+   * A body key (an array) whose entries the handler validates one by one, text included, so each
+   * problem is reported by its index (sync records, events): the edge's check for text the stores
+   * cannot hold leaves that key to it.
+   */
+  bodyItems?: string;
   /** `events` answers errors in the events API envelope (docs/errors.md). */
   errorEnvelope?: "standard" | "events";
   /** Which per-key token bucket the route draws from (none when absent). */

@@ -44,6 +44,7 @@ export function ingestRoutes(deps: IngestRouteDeps) {
       body: eventsEnvelopeSchema,
       bodyDoc: z.object({ pixelId: z.string().optional(), events: z.array(eventSchema).min(1).max(100) }),
       bodyLimit: EVENTS_BODY_LIMIT,
+      bodyItems: "events",
       errorEnvelope: "events",
       rateLimit: "ingest",
       responses: {
@@ -77,6 +78,7 @@ export function ingestRoutes(deps: IngestRouteDeps) {
       bodyDoc: z.object({ pixelId: z.string(), events: z.array(eventSchema).min(1).max(100) }),
       consumes: ["text/plain"],
       bodyLimit: EVENTS_BODY_LIMIT,
+      bodyItems: "events",
       errorEnvelope: "events",
       responses: {
         "403": "Unknown or inactive pixel, or an Origin the pixel does not allow",

@@ -1,4 +1,5 @@
 import { AppError, type EventIssue } from "../errors.js";
+import { findUnstorableText } from "../shared/text.js";
 import { describeIssue } from "../shared/validate.js";
 import { eventSchema, type IncomingEvent, MAX_FUTURE_MS } from "./schema.js";
 
@@ -21,24 +22,21 @@ export interface ValidEvent {
 
 /**
  * The first value the stores cannot hold as sent, anywhere in the event (pass-through keys included):
- * a number JSON could not represent (1e400 → Infinity would be stored as null), or text with a NUL
- * or a lone UTF-16 surrogate (neither Postgres nor ClickHouse's JSON input accepts them).
+ * text with a NUL or a lone UTF-16 surrogate (shared/text.ts), or a number JSON could not represent
+ * (1e400 → Infinity would be stored as null).
  */
-function unstorable(value: unknown, path = ""): { field: string; message: string } | null {
+function unstorable(value: unknown): { field: string; message: string } | null {
+  const text = findUnstorableText(value);
+  if (text) return { field: text.path.join("."), message: text.message };
+  return nonFinite(value, "");
+}
+
+function nonFinite(value: unknown, path: string): { field: string; message: string } | null {
   if (typeof value === "number")
     return Number.isFinite(value) ? null : { field: path, message: "numbers must be finite" };
-  if (typeof value === "string") {
-    if (value.includes("\u0000")) return { field: path, message: "text must not contain NUL (U+0000)" };
-    if (!value.isWellFormed())
-      return { field: path, message: "text must be well-formed Unicode (a lone surrogate)" };
-    return null;
-  }
   if (value === null || typeof value !== "object") return null;
   for (const [k, v] of Object.entries(value)) {
-    const field = path ? `${path}.${k}` : k;
-    if (k.includes("\u0000") || !k.isWellFormed())
-      return { field, message: "keys must be well-formed text without NUL" };
-    const found = unstorable(v, field);
+    const found = nonFinite(v, path ? `${path}.${k}` : k);
     if (found) return found;
   }
   return null;

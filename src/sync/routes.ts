@@ -36,6 +36,7 @@ export function syncRoutes(sync: SyncService) {
       body: z.strictObject({ records: z.array(z.unknown()).min(1).max(SYNC_MAX_RECORDS) }),
       bodyDoc: z.object({ records: z.array(RECORD_SCHEMAS[kind]).min(1).max(SYNC_MAX_RECORDS) }),
       bodyLimit: SYNC_BODY_LIMIT,
+      bodyItems: "records",
       response: syncResultSchema,
       handler: ({ body, principal }) => sync.upsert(kind, principal.pixelId, body.records),
     }),

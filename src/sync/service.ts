@@ -1,6 +1,7 @@
 import { ulid } from "ulid";
 import { hashEmail } from "../ingest/enrich/email.js";
 import type { Alias, IdentityResolver } from "../ingest/identity.js";
+import { findUnstorableText } from "../shared/text.js";
 import { isMissing } from "../shared/validate.js";
 import type { SqlExecutor, SqlStore } from "../stores/sql/port.js";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
@@ -50,7 +51,11 @@ export class SyncService {
     const valid: unknown[] = [];
     records.forEach((record, index) => {
       const r = schema.safeParse(record);
-      if (r.success) valid.push(r.data);
+      // Postgres refuses NUL in text and jsonb: such a record is rejected here, not failed in the store.
+      const badText = r.success ? findUnstorableText(record) : null;
+      if (badText) {
+        rejected.push({ index, errors: [{ field: badText.path.join("."), message: badText.message }] });
+      } else if (r.success) valid.push(r.data);
       else {
         rejected.push({
           index,
