@@ -1,0 +1,117 @@
+/**
+ * A Redis outage seen from the HTTP API, against a redis-server this test owns: stopped, ingest and
+ * queries answer 503 with Retry-After within 2 s each; frozen (SIGSTOP: connections open, nothing
+ * answered), the same, and once the breaker opened at once; started or thawed again, the service
+ * recovers without a restart.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../helpers/app.js";
+import { type OwnRedis, startOwnRedis, which } from "../helpers/own-servers.js";
+import { uniqueName } from "../helpers/stores.js";
+import { sendEvents } from "./ingest-helpers.js";
+import { poster } from "./query-fixtures.js";
+
+const BOUND_MS = 2000;
+const haveRedis = !!(await which("redis-server"));
+if (!haveRedis) console.warn("Redis outage suite skipped: redis-server is not on PATH");
+
+describe.skipIf(!haveRedis)("Redis outage", () => {
+  let redis: OwnRedis;
+  let app: TestApp;
+  let px: Awaited<ReturnType<TestApp["pixelWithKey"]>>;
+  let seq = 0;
+
+  beforeAll(async () => {
+    redis = await startOwnRedis();
+    app = await startTestApp({
+      env: { REDIS_URL: redis.url, REDIS_KEY_PREFIX: `${uniqueName("pxh_outage")}:` },
+    });
+    px = await app.pixelWithKey(["events:write", "analytics:read"]);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await redis?.remove();
+  });
+
+  const ingest = () =>
+    sendEvents(app, px, [{ name: "page_view", eventId: `e-${++seq}`, identityId: "anon-1" }]);
+  const query = () =>
+    poster(
+      app,
+      px,
+    )({
+      measures: ["events.count"],
+      dateRange: { start: "2026-09-01", end: "2026-09-02" },
+      granularity: "day",
+      timezone: "UTC",
+    });
+
+  async function timed<T>(fn: () => Promise<T>): Promise<{ res: T; ms: number }> {
+    const started = performance.now();
+    const res = await fn();
+    return { res, ms: performance.now() - started };
+  }
+
+  /** Each call answers 503 with Retry-After within the bound; returns the times taken. */
+  async function expectFastOutage(times: number): Promise<number[]> {
+    const taken: number[] = [];
+    for (let i = 0; i < times; i++) {
+      for (const call of [ingest, query]) {
+        const { res, ms } = await timed(call);
+        expect(res.status, res.text).toBe(503);
+        expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+        expect(res.text).toContain("the cache store is not reachable");
+        expect(ms).toBeLessThan(BOUND_MS);
+        taken.push(ms);
+      }
+    }
+    return taken;
+  }
+
+  /** Waits (on the answers, not on a clock) until ingest and query succeed again. */
+  async function expectRecovery(deadlineMs = 20_000): Promise<number> {
+    const started = performance.now();
+    for (;;) {
+      const res = await ingest();
+      if (res.status === 200) break;
+      expect(res.status, res.text).toBe(503);
+      if (performance.now() - started > deadlineMs) throw new Error(`no recovery within ${deadlineMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const q = await query();
+    expect(q.status, q.text).toBe(200);
+    return performance.now() - started;
+  }
+
+  it("answers normally while Redis is up", async () => {
+    expect((await ingest()).status).toBe(200);
+    expect((await query()).status).toBe(200);
+  });
+
+  it("Redis stopped: ingest and queries answer 503 with Retry-After within 2 s; restarted: recovers", async () => {
+    await redis.stop();
+    const taken = await expectFastOutage(6);
+    const events = await ingest();
+    expect(events.body).toMatchObject({ error: { code: "SERVICE_UNAVAILABLE" } });
+    console.info(`redis stopped: time to 503 max ${Math.max(...taken).toFixed(0)} ms`);
+    await redis.start();
+    console.info(`redis restarted: recovered after ${(await expectRecovery()).toFixed(0)} ms`);
+  });
+
+  it("Redis frozen: each answer within 2 s, at once once the breaker opened; thawed: recovers", async () => {
+    redis.freeze();
+    try {
+      const taken = await expectFastOutage(5);
+      // The first ones waited for the command timeout; the breaker is open by now.
+      const { res, ms } = await timed(ingest);
+      expect(res.status).toBe(503);
+      expect(ms).toBeLessThan(250);
+      console.info(
+        `redis frozen: time to 503 max ${Math.max(...taken).toFixed(0)} ms, breaker open ${ms.toFixed(0)} ms`,
+      );
+    } finally {
+      redis.thaw();
+    }
+    console.info(`redis thawed: recovered after ${(await expectRecovery()).toFixed(0)} ms`);
+  });
+});
