@@ -1,6 +1,8 @@
 import type { QueryOptions, WarehouseStore } from "../stores/warehouse/port.js";
 import { type AstNode, AstShapeError, parseExplainAst, walk } from "./ast.js";
 import { fromEngine, SqlRefusedError } from "./errors.js";
+import { REFUSED_FUNCTIONS } from "./function-list.js";
+import { checkFunction, similarFunctions } from "./functions.js";
 import { cteNames, LexError, type Token, tokenize } from "./lexer.js";
 import { ANALYST_NAMES, ANALYST_TABLES } from "./tables.js";
 
@@ -32,63 +34,15 @@ const IN_FUNCTIONS = new Set([
   "globalnullin",
   "globalnotnullin",
 ]);
-/** Scalar functions that read outside the query's tables or describe the server. */
-const DENIED_FUNCTIONS = new Set([
-  "file",
-  "hascolumnintable",
-  "getsetting",
-  "getsettingordefault",
-  "getserversetting",
-  "getmergetreesetting",
-  "getmacro",
-  "catboostevaluate",
-  "evalmlmethod",
-  "modelevaluate",
-  "filesystemavailable",
-  "filesystemcapacity",
-  "filesystemunreserved",
-  "filesystemfree",
-  "filesystemtotal",
-  "getclienthttpheader",
-  "serveruuid",
-  "getoskernelversion",
-  "initialqueryid",
-  "initial_query_id",
-  "queryid",
-  "query_id",
-  "currentuser",
-  "current_user",
-  "user",
-  "currentprofiles",
-  "enabledprofiles",
-  "defaultprofiles",
-  "currentroles",
-  "enabledroles",
-  "defaultroles",
-  "currentdatabase",
-  "current_database",
-  "database",
-  "currentschemas",
-  "current_schemas",
-  "hostname",
-  "fqdn",
-  "fullhostname",
-  "tcpport",
-  "getserverport",
-  "zookeepersessionuptime",
-  "transactionid",
-  "transactionlatestsnapshot",
-  "transactionoldestsnapshot",
-  "buildid",
-  "displayname",
-  "globalvariable",
-  "generateserialid",
-  "addresstoline",
-  "addresstolinewithinlines",
-  "addresstosymbol",
-  "demangle",
-]);
-const DENIED_PREFIXES = ["dict", "joinget"];
+/**
+ * Virtual columns of `system.one`, the table a query without FROM reads: they name the engine's own
+ * database and table.
+ */
+const SERVER_COLUMNS = new Set(["_database", "_table"]);
+/** Functions that take an aggregate function's name as a string: it must be an allowed aggregate. */
+const NAMES_AN_AGGREGATE = new Set(["arrayReduce", "arrayReduceInRanges", "initializeAggregation"]);
+
+const DICTIONARIES = REFUSED_FUNCTIONS.dictionaries!.why;
 
 const ANALYST_LIST = ANALYST_TABLES.map((t) => t.name).join(", ");
 
@@ -252,16 +206,16 @@ export function checkTree(root: AstNode, ctes: ReadonlySet<string>): string[] {
       if (source && source.type !== "TableIdentifier" && source.type !== "Subquery")
         throw new SqlRefusedError(`unsupported table expression ${source.type}`);
     }
+    // The transformer's function is not in the tree EXPLAIN AST prints, so it could not be checked.
+    if (node.type === "ColumnsApplyTransformer")
+      throw new SqlRefusedError("APPLY(…) is not allowed; call the function on the columns by name");
+    if (node.type === "Identifier") checkIdentifier(stripAlias(node.text));
+    if (node.type === "Literal") checkTypeNames(node.text);
     if (node.type === "Function") {
-      const name = stripAlias(node.text).toLowerCase();
-      if (DENIED_FUNCTIONS.has(name) || DENIED_PREFIXES.some((p) => name.startsWith(p))) {
-        throw new SqlRefusedError(
-          name.startsWith("dict")
-            ? `dictionaries are not available (${stripAlias(node.text)})`
-            : `function ${stripAlias(node.text)}() is not allowed in the console`,
-        );
-      }
-      if (IN_FUNCTIONS.has(name)) {
+      const written = stripAlias(node.text);
+      const resolved = checkWrittenFunction(written);
+      if (NAMES_AN_AGGREGATE.has(resolved)) checkNamedAggregate(written, node);
+      if (IN_FUNCTIONS.has(resolved.toLowerCase())) {
         const rhs = node.children[0]?.children[1];
         // `x IN name` reads the table `name`: the same rules as FROM.
         if (rhs?.type === "Identifier") table(rhs.text);
@@ -274,6 +228,44 @@ export function checkTree(root: AstNode, ctes: ReadonlySet<string>): string[] {
     }
   }
   return [...used];
+}
+
+/** Returns the function's name as the engine resolves it; throws unless it is an allowed one. */
+function checkWrittenFunction(written: string): string {
+  const check = checkFunction(written);
+  if (check.verdict === "allowed") return check.name;
+  if (written.toLowerCase().startsWith("dict") || (check.verdict === "refused" && check.why === DICTIONARIES))
+    throw new SqlRefusedError(`dictionaries are not available (${written})`);
+  if (check.verdict === "refused") {
+    const as = check.name === written ? "" : ` (${check.name})`;
+    throw new SqlRefusedError(`function ${written}()${as} is not allowed in the console: ${check.why}`);
+  }
+  const similar = similarFunctions(written);
+  const hint = similar.length > 0 ? `; did you mean ${similar.join(", ")}?` : "";
+  throw new SqlRefusedError(`function ${written}() is not on the console's list of allowed functions${hint}`);
+}
+
+/** `arrayReduce('uniq', …)`: the name in the string is a function call like any other. */
+function checkNamedAggregate(written: string, node: AstNode): void {
+  const first = node.children[0]?.children[0];
+  const name = first?.type === "Literal" ? /^'([A-Za-z_][A-Za-z0-9_]*)/.exec(first.text)?.[1] : undefined;
+  if (!name)
+    throw new SqlRefusedError(`${written}() takes the aggregate function's name as a string literal here`);
+  checkWrittenFunction(name);
+}
+
+/** A type written as text (`CAST(x AS AggregateFunction(uniq, String))`) names aggregates too. */
+function checkTypeNames(literal: string): void {
+  for (const m of literal.matchAll(/AggregateFunction\(\s*`?([A-Za-z_][A-Za-z0-9_]*)/g))
+    checkWrittenFunction(m[1]!);
+}
+
+function checkIdentifier(name: string): void {
+  const column = name.slice(name.lastIndexOf(".") + 1);
+  if (SERVER_COLUMNS.has(column))
+    throw new SqlRefusedError(
+      `${column} is not available: it names the engine's own database or table, not the analyst's data`,
+    );
 }
 
 function checkTableName(name: string, ctes: ReadonlySet<string>): void {
