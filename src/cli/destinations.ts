@@ -26,7 +26,7 @@ const eventList = (value: string) => {
   return names;
 };
 
-/** The forwarding service without its worker: a CLI command only changes and reads the tables. */
+/** The forwarding service; its worker is never started here (only `serve` sends). */
 const forwarding = (sql: SqlStore) => new Forwarder(sql, new DestinationService(sql));
 
 function target(d: Destination): string {

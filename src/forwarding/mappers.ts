@@ -4,7 +4,7 @@ import type { Destination, MetaCapiConfig } from "./destinations.js";
 
 /*
  * Pure mappings from an accepted event to a destination's request. Nothing here touches a store or
- * the network; the forwarder stores the mapped body at enqueue time and builds the request
+ * the network; the queue stores the mapped body at enqueue time and the worker builds the request
  * (URL, headers, signature) when it sends.
  */
 
