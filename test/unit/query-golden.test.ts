@@ -2,7 +2,7 @@
  * Golden SQL of the query compiler: for each case of query-golden-cases.ts, the statements exactly as
  * emitted and their bound parameters, pinned in test/golden/query/<case>.sql. Any change to the
  * emitted SQL shows up as a diff of those files; a deliberate one is recorded with
- * `npx vitest run -u test/unit/query-golden.test.ts` and reviewed in the diff (docs/query.md).
+ * `npx vitest run test/unit/query-golden.test.ts -u` and reviewed in the diff (docs/query.md).
  * test/integration/query-golden-engine.test.ts checks that the engine accepts every statement.
  */
 import { existsSync, readdirSync } from "node:fs";
