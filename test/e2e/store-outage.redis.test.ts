@@ -5,6 +5,7 @@
  * recovers without a restart.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RedisKv } from "../../src/stores/kv/redis.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { type OwnRedis, startOwnRedis, which } from "../helpers/own-servers.js";
 import { uniqueName } from "../helpers/stores.js";
@@ -86,6 +87,21 @@ describe.skipIf(!haveRedis)("Redis outage", () => {
   it("answers normally while Redis is up", async () => {
     expect((await ingest()).status).toBe(200);
     expect((await query()).status).toBe(200);
+  });
+
+  it("a reply that came while the event loop was blocked past the command timeout is not a timeout", async () => {
+    const kv = new RedisKv(redis.url, "stall:", { commandTimeoutMs: 100 });
+    try {
+      await kv.ping();
+      const pending = kv.incr("n");
+      const until = performance.now() + 500;
+      while (performance.now() < until) {
+        // a synchronous stall of the whole process, as a long task or a starved CPU makes one
+      }
+      await expect(pending).resolves.toBe(1);
+    } finally {
+      await kv.close();
+    }
   });
 
   it("Redis stopped: ingest and queries answer 503 with Retry-After within 2 s; restarted: recovers", async () => {

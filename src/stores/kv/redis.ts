@@ -1,4 +1,4 @@
-import { Redis, ReplyError } from "ioredis";
+import { type Command, Redis, ReplyError } from "ioredis";
 import { type BreakerOptions, CircuitBreaker, DEFAULT_BREAKER } from "../breaker.js";
 import { type BucketRule, KvError, type KvStore, KvUnavailableError, type TokenDecision } from "./port.js";
 
@@ -79,7 +79,6 @@ export class RedisKv implements KvStore {
     const timeout = options.commandTimeoutMs ?? 1000;
     this.redis = new Redis(url, {
       lazyConnect: false,
-      commandTimeout: timeout,
       connectTimeout: Math.max(1000, timeout),
       // A half-open connection (the host vanished without a reset) answers nothing: replace it.
       socketTimeout: Math.max(5000, 5 * timeout),
@@ -92,6 +91,7 @@ export class RedisKv implements KvStore {
       // Reconnect soon after Redis is back (ioredis' default waits up to 2 s between attempts).
       retryStrategy: (times) => Math.min(times * 50, 500),
     });
+    armCommandTimeouts(this.redis, timeout);
     this.breaker = new CircuitBreaker(options.breaker ?? DEFAULT_BREAKER);
     // Commands issued before the first connection wait for it (each within its timeout), so a
     // store opened and used at once works; after that, the offline queue is off.
@@ -152,6 +152,34 @@ export class RedisKv implements KvStore {
   private wrap<T>(fn: () => Promise<T>): Promise<T> {
     return guardRedis(this.breaker, fn);
   }
+}
+
+/**
+ * Every command of `redis` (the KV's, the bus', the dedup set's) fails with "Command timed out" when
+ * no reply came within `ms`. Not ioredis' own `commandTimeout`: its timer runs in the event loop's
+ * timers phase, before the poll phase reads replies, so after a stall of the loop (a long
+ * synchronous task, a starved CPU) longer than the timeout it fails commands Redis had answered in
+ * time. Here the verdict waits one setImmediate, after the replies already received were read.
+ */
+function armCommandTimeouts(redis: Redis, ms: number): void {
+  const armed = new WeakSet<Command>();
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (command: Command, stream?: Parameters<Redis["sendCommand"]>[1]) => {
+    // A command is sent again after a reconnect or from the offline queue: one deadline for it.
+    if (!armed.has(command)) {
+      armed.add(command);
+      const timer = setTimeout(
+        () =>
+          setImmediate(() => {
+            if (!command.isSettled) command.reject(new Error("Command timed out"));
+          }),
+        ms,
+      );
+      const clear = () => clearTimeout(timer);
+      command.promise.then(clear, clear);
+    }
+    return send(command, stream);
+  };
 }
 
 /** Runs a Redis call through the breaker, its failure typed by `toKvError`. */
