@@ -109,7 +109,7 @@ export interface OwnPostgres {
 
 /**
  * A fresh cluster (trust authentication, user `postgres`). Root may not run Postgres: then initdb
- * and pg_ctl run as the `postgres` user, in a directory it owns. Undefined (with the reason) when the
+ * and pg_ctl run as the `postgres` user, in a directory it owns. The reason, as a string, when the
  * binaries or that user are missing.
  */
 export async function startOwnPostgres(): Promise<OwnPostgres | string> {
