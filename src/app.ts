@@ -1,7 +1,7 @@
 import express, { type Express } from "express";
 import type { Config } from "./config.js";
 import { collectPreflight } from "./http/cors.js";
-import { decodablePathParams, parseQueryString } from "./http/decode.js";
+import { decodablePath, parseQueryString } from "./http/decode.js";
 import { docsRouter } from "./http/docs-page.js";
 import { errorHandler, unmatched } from "./http/errors.js";
 import { mountRoutes, requestId } from "./http/mount.js";
@@ -27,7 +27,7 @@ export function createApp(deps: AppDeps): Express {
   app.set("query parser", parseQueryString);
   app.use(requestId(deps.log));
   const routes = routeTable(deps.services, deps.stores, deps.config);
-  app.use(decodablePathParams(routes));
+  app.use(decodablePath(routes));
   app.options("/tr/api/collect", collectPreflight);
   mountRoutes(app, routes, {
     keys: deps.services.keys,

@@ -1,6 +1,6 @@
 import type { RequestHandler } from "express";
 import { match } from "path-to-regexp";
-import { type FieldIssue, ValidationError } from "../errors.js";
+import { BadRequestError, type FieldIssue, ValidationError } from "../errors.js";
 import type { RouteDef } from "./route.js";
 
 /** decodeURIComponent, or null when the escapes do not spell UTF-8 (`%FF`, a cut `%E0%A4%A`, `%ED%A0%80`). */
@@ -20,11 +20,12 @@ const malformed = (name: string, raw: string): FieldIssue => ({
 
 /**
  * Express decodes path parameters while it matches routes, and a malformed escape throws a URIError
- * there, which answered 500. This runs before the routes and looks at the path as sent: when a route
- * of the table matches it (any method) and one of its parameters does not decode, the answer is a 400
- * naming that parameter. Paths without `%` pass untouched.
+ * there, which answered 500 (the web pages' `/assets/:file` too). This runs before any route and looks
+ * at the path as sent: when a route of the table matches it (any method) and one of its parameters
+ * does not decode, the answer is a 400 naming that parameter; any other path with a segment that does
+ * not decode is a 400 quoting the segment. Paths without `%` pass untouched.
  */
-export function decodablePathParams(routes: readonly RouteDef[]): RequestHandler {
+export function decodablePath(routes: readonly RouteDef[]): RequestHandler {
   const matchers = routes.filter((r) => r.path.includes(":")).map((r) => match(r.path, { decode: false }));
   return (req, _res, next) => {
     if (!req.path.includes("%")) return next();
@@ -36,7 +37,13 @@ export function decodablePathParams(routes: readonly RouteDef[]): RequestHandler
       );
       if (issues.length) return next(new ValidationError(issues));
     }
-    next();
+    const segment = req.path.split("/").find((s) => decodeOrNull(s) === null);
+    if (segment === undefined) return next();
+    next(
+      new BadRequestError(
+        `Malformed percent-encoding in the path: ${JSON.stringify(segment)} does not decode to UTF-8 text`,
+      ),
+    );
   };
 }
 
