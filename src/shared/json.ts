@@ -47,7 +47,7 @@ export function parseJsonBody(raw: Buffer): unknown {
   // Decoding would put U+FFFD in place of bad bytes and silently change ids and names: refuse instead.
   if (!isUtf8(raw)) {
     throw new MalformedJsonError(
-      `Malformed JSON: the body is not valid UTF-8 (invalid byte sequence at byte ${firstInvalidUtf8(raw)})`,
+      `Malformed JSON: the body is not valid UTF-8 (invalid byte sequence at byte offset ${firstInvalidUtf8(raw)})`,
     );
   }
   const text = raw.toString("utf8");
