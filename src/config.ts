@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { defaultConsoleMemoryBytes } from "./console/limits.js";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -76,7 +77,16 @@ export const configSchema = z.object({
   CONSOLE_MAX_EXECUTION_SECONDS: z.coerce.number().min(0.1).max(3600).default(30),
   CONSOLE_MAX_ROWS_TO_READ: z.coerce.number().int().min(1).default(1_000_000_000),
   CONSOLE_MAX_BYTES_TO_READ: z.coerce.number().int().min(1).default(100_000_000_000),
-  CONSOLE_MAX_MEMORY_BYTES: z.coerce.number().int().min(1_000_000).default(2_147_483_648),
+  /** Default: 1 GiB, or an eighth of the machine's memory when less (defaultConsoleMemoryBytes). */
+  CONSOLE_MAX_MEMORY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_000_000)
+    .default(() => defaultConsoleMemoryBytes()),
+  /** The largest result one console query may answer (engine memory and encoded bytes), then 400. */
+  CONSOLE_MAX_RESULT_BYTES: z.coerce.number().int().min(1024).default(67_108_864),
+  /** Engine threads one console query may use; unset = cores / CONSOLE_READERS, at least 1. */
+  CONSOLE_MAX_THREADS: z.coerce.number().int().min(1).max(256).optional(),
   CONSOLE_READERS: z.coerce.number().int().min(1).max(64).default(4),
   /** Console readers one pixel may hold at once (capped at CONSOLE_READERS). */
   CONSOLE_READERS_PER_PIXEL: z.coerce.number().int().min(1).max(64).default(2),

@@ -1,5 +1,6 @@
 import { AccountService } from "./accounts/service.js";
 import type { Config } from "./config.js";
+import { defaultConsoleThreads } from "./console/limits.js";
 import { ConsoleService } from "./console/service.js";
 import { RecalcService, RecalcWorker } from "./costs/recalc.js";
 import { CostService } from "./costs/service.js";
@@ -109,6 +110,8 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
         maxRowsToRead: config.CONSOLE_MAX_ROWS_TO_READ,
         maxBytesToRead: config.CONSOLE_MAX_BYTES_TO_READ,
         maxMemoryBytes: config.CONSOLE_MAX_MEMORY_BYTES,
+        maxResultBytes: config.CONSOLE_MAX_RESULT_BYTES,
+        maxThreads: config.CONSOLE_MAX_THREADS ?? defaultConsoleThreads(config.CONSOLE_READERS),
       },
       readers: config.CONSOLE_READERS,
       readersPerPixel: config.CONSOLE_READERS_PER_PIXEL,

@@ -161,7 +161,9 @@ export function consoleRoutes(console: ConsoleService) {
         });
         if (body.format === "csv") return sendCsv(console, principal.pixelId, body, res, gone.signal);
         try {
-          return await console.run(principal.pixelId, body, gone.signal);
+          const answer = await console.run(principal.pixelId, body, gone.signal);
+          res.status(200).type("application/json").send(answer.body);
+          return undefined;
         } catch (err) {
           if (gone.signal.aborted) return undefined;
           throw err;

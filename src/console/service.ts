@@ -1,7 +1,13 @@
-import type { ReaderOptions, WarehouseStore } from "../stores/warehouse/port.js";
+import { type ReaderOptions, WarehouseLimitError, type WarehouseStore } from "../stores/warehouse/port.js";
 import { confine } from "./confine.js";
-import { fromEngine } from "./errors.js";
-import { type ConsoleLimits, DEFAULT_ROW_LIMIT, parseSettings, runSettings } from "./limits.js";
+import { fromEngine, ResultTooLargeError } from "./errors.js";
+import {
+  type ConsoleLimits,
+  DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_ROW_LIMIT,
+  parseSettings,
+  runSettings,
+} from "./limits.js";
 import { ReaderPool } from "./pool.js";
 import { ANALYST_TABLES } from "./tables.js";
 import { validateSql } from "./validate.js";
@@ -32,16 +38,18 @@ export interface ConsoleRequest {
   format?: "json" | "csv";
 }
 
-interface Stats {
+/**
+ * A JSON answer, already encoded: `{columns, rows, rowCount, truncated, elapsedMs, rowsRead, bytesRead,
+ * limit}`. The rows are the engine's own JSON text, never parsed and encoded again — for a result of
+ * tens of megabytes that would hold the event loop for seconds and take several times its size.
+ */
+export interface ConsoleJson {
+  body: string;
   rowCount: number;
   truncated: boolean;
-  elapsedMs: number;
-  rowsRead: number;
-  bytesRead: number;
-  limit: number;
+  /** The rows parsed from `body`, for callers other than the route. */
+  readonly rows: unknown[][];
 }
-
-export type ConsoleResult = { columns: Column[]; rows: unknown[][] } & Stats;
 
 export interface CsvStats {
   rowCount: number;
@@ -118,11 +126,15 @@ export class ConsoleService {
     return this.warehouse.openReader(options);
   }
 
+  private get maxResultBytes(): number {
+    return this.options.limits.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+  }
+
   /**
-   * Runs one query and answers its rows as JSON values. `signal` (the caller went away) gives up the
-   * wait for a reader, or stops the query in the engine and frees its reader.
+   * Runs one query and answers it as JSON. `signal` (the caller went away) gives up the wait for a
+   * reader, or stops the query in the engine and frees its reader.
    */
-  async run(pixelId: string, request: ConsoleRequest, signal?: AbortSignal): Promise<ConsoleResult> {
+  async run(pixelId: string, request: ConsoleRequest, signal?: AbortSignal): Promise<ConsoleJson> {
     const limit = request.limit ?? DEFAULT_ROW_LIMIT;
     try {
       return await this.pool.use(
@@ -134,25 +146,12 @@ export class ConsoleService {
             format: "JSONCompactEachRowWithNamesAndTypes",
             ...(signal ? { signal } : {}),
           });
-          const lines = text.split("\n").filter((l) => l.length > 0);
-          const names = JSON.parse(lines[0] ?? "[]") as string[];
-          const types = JSON.parse(lines[1] ?? "[]") as string[];
-          const rows = lines.slice(2).map((l) => JSON.parse(l) as unknown[]);
-          const truncated = rows.length > limit;
-          if (truncated) rows.length = limit;
-          return {
-            columns: names.map((name, i) => ({ name, type: types[i] ?? "" })),
-            rows,
-            rowCount: rows.length,
-            truncated,
-            limit,
-            ...stats,
-          };
+          return encodeJson(text, limit, stats, this.maxResultBytes);
         },
         signal,
       );
     } catch (err) {
-      throw fromEngine(err, this.databases);
+      throw this.fromEngine(err);
     }
   }
 
@@ -175,12 +174,18 @@ export class ConsoleService {
         async (reader) => {
           const query = await this.prepare(reader, pixelId, request.sql, limit, signal);
           const cutter = new CsvCutter(limit);
+          // chDB's stream renders each block as a CSVWithNames document of its own, header included.
+          const headers = reader.kind === "chdb" ? new RepeatedHeader() : undefined;
+          let sent = 0;
           for await (const chunk of reader.queryStream(query.sql, query.params, {
             settings: query.settings,
             format: "CSVWithNames",
             ...(signal ? { signal } : {}),
           })) {
-            const part = cutter.push(chunk);
+            const part = cutter.push(headers ? headers.strip(chunk) : chunk);
+            sent += part.length;
+            // Thrown like an engine failure: a 400 before the first bytes went out, a reset after.
+            if (sent > this.maxResultBytes) throw new ResultTooLargeError(this.maxResultBytes);
             if (part.length > 0) await sink.write(part);
             // Leaving the loop cancels the engine's stream: the row past the limit was all it needed.
             if (cutter.truncated) break;
@@ -195,8 +200,15 @@ export class ConsoleService {
         signal,
       );
     } catch (err) {
-      throw fromEngine(err, this.databases);
+      throw this.fromEngine(err);
     }
+  }
+
+  /** The engine's result-size limit names the console's setting; other failures keep theirs. */
+  private fromEngine(err: unknown): unknown {
+    if (err instanceof WarehouseLimitError && /Limit for result exceeded, max bytes/i.test(err.message))
+      return new ResultTooLargeError(this.maxResultBytes);
+    return fromEngine(err, this.databases);
   }
 
   /** Layers 1 and 2: the checked, canonical text bound to the pixel, with the layer-3 settings. */
@@ -241,6 +253,82 @@ export class ConsoleService {
       });
     }
     return out;
+  }
+}
+
+/**
+ * The JSON answer around the engine's JSONCompactEachRowWithNamesAndTypes text (names, types, then
+ * one JSON array per row), cut to `limit` rows. Past `maxBytes` it is refused, as the whole answer
+ * would be: the text's length in UTF-16 units is at most its size in bytes, so that check comes first
+ * and nothing larger is copied.
+ */
+export function encodeJson(
+  text: string,
+  limit: number,
+  stats: { elapsedMs: number; rowsRead: number; bytesRead: number },
+  maxBytes: number,
+): ConsoleJson {
+  if (text.length > maxBytes) throw new ResultTooLargeError(maxBytes);
+  const namesEnd = text.indexOf("\n");
+  const typesEnd = namesEnd < 0 ? -1 : text.indexOf("\n", namesEnd + 1);
+  const names = JSON.parse(namesEnd < 0 ? "[]" : text.slice(0, namesEnd)) as string[];
+  const types = JSON.parse(typesEnd < 0 ? "[]" : text.slice(namesEnd + 1, typesEnd)) as string[];
+  const rowsStart = typesEnd < 0 ? text.length : typesEnd + 1;
+  let end = rowsStart;
+  let rowCount = 0;
+  while (rowCount < limit && end < text.length) {
+    const next = text.indexOf("\n", end);
+    end = next < 0 ? text.length : next + 1;
+    rowCount++;
+  }
+  const truncated = text.slice(end).trim().length > 0;
+  // Rows are one line each (JSON escapes newlines in strings): the lines joined by commas are the array.
+  const rows = text.slice(rowsStart, end).replace(/\n$/, "").replaceAll("\n", ",");
+  const columns = names.map((name, i) => ({ name, type: types[i] ?? "" }));
+  const body =
+    `{"columns":${JSON.stringify(columns)},"rows":[${rows}],"rowCount":${rowCount},` +
+    `"truncated":${truncated},"elapsedMs":${stats.elapsedMs},"rowsRead":${stats.rowsRead},` +
+    `"bytesRead":${stats.bytesRead},"limit":${limit}}`;
+  if (Buffer.byteLength(body) > maxBytes) throw new ResultTooLargeError(maxBytes);
+  return {
+    body,
+    rowCount,
+    truncated,
+    get rows() {
+      return (JSON.parse(body) as { rows: unknown[][] }).rows;
+    },
+  };
+}
+
+/**
+ * Drops the header record that chDB repeats at the start of every chunk of a CSVWithNames stream
+ * (one document per block: `"n"\n1\n"n"\n2\n…`). The first chunk's header is kept and learnt, and
+ * only a chunk that starts with exactly those bytes loses them.
+ */
+export class RepeatedHeader {
+  private header: Buffer | undefined;
+  private pending = Buffer.alloc(0);
+  private quoted = false;
+
+  strip(chunk: Uint8Array): Uint8Array {
+    if (this.header === undefined) {
+      // Learning the header: it ends at the first newline outside quotes, wherever the chunk ends.
+      for (let i = 0; i < chunk.length; i++) {
+        const c = chunk[i];
+        if (c === 34) this.quoted = !this.quoted;
+        else if (c === 10 && !this.quoted) {
+          this.header = Buffer.concat([this.pending, chunk.subarray(0, i + 1)]);
+          this.pending = Buffer.alloc(0);
+          return chunk;
+        }
+      }
+      this.pending = Buffer.concat([this.pending, chunk]);
+      return chunk;
+    }
+    const h = this.header;
+    if (chunk.length >= h.length && Buffer.from(chunk.buffer, chunk.byteOffset, h.length).equals(h))
+      return chunk.subarray(h.length);
+    return chunk;
   }
 }
 

@@ -584,16 +584,13 @@ describe("layer 3 on its own: read-only and bounded", () => {
   });
 
   it("caps the result rows: the engine stops past limit + 1, the console cuts to exactly the limit and says so", async () => {
-    // runSettings(…, 10): max_result_rows = 11, break.
-    expect(settings).toMatchObject({ max_result_rows: 11, result_overflow_mode: "break" });
-    const { text } = await attempt("SELECT number FROM system.numbers LIMIT 100000", {
-      ...settings,
-      max_rows_to_read: 0,
-    });
-    // result_overflow_mode = break stops at a block boundary: at least the 11 rows, far fewer than asked.
-    const rows = text.split("\n").filter(Boolean).length;
-    expect(rows).toBeGreaterThanOrEqual(11);
-    expect(rows).toBeLessThan(100_000);
+    // runSettings(…, 10): max_result_rows = 11. The overflow mode is `throw` (max_result_bytes must not
+    // cut a result silently), so a result past 11 rows fails in the engine; the console's own
+    // LIMIT limit + 1 keeps its queries within it.
+    expect(settings).toMatchObject({ max_result_rows: 11, result_overflow_mode: "throw" });
+    await expect(
+      attempt("SELECT number FROM system.numbers LIMIT 100000", { ...settings, max_rows_to_read: 0 }),
+    ).rejects.toBeInstanceOf(WarehouseLimitError);
     // Through the console (LIMIT limit + 1, then the cut): exactly the limit, and `truncated` exactly
     // when there was one row more.
     for (const [produced, rowCount, truncated] of [
