@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { ValidationError } from "../errors.js";
-import { Binder } from "../query/binder.js";
-import { compileFilter } from "../query/filters/compile.js";
 import { FAMILIES, FIELD_BY_NAME } from "../query/filters/fields.js";
+import { resolveFilter } from "../query/filters/resolve.js";
 import { type Filter, filterSchema } from "../query/filters/schema.js";
 import { MEASURE_BY_KEY } from "../query/measures.js";
 import { ATTRIBUTION_MODELS, attributionWindowSchema } from "../query/schemas.js";
@@ -204,12 +203,12 @@ type Issue = { path: Path; message: string };
 
 /**
  * A canonical filter checked the way the query engine will read it — known field, operator valid
- * for its type, value of the right kind — by compiling it once and throwing the SQL away. Fields
- * of every family are accepted: which family fits depends on the measures the widget queries.
+ * for its type, value of the right kind — by the query engine's own resolve step, which emits no
+ * SQL. Fields of every family are accepted: which family fits depends on the measures the widget queries.
  */
 function filterIssues(filter: Filter, path: Path): Issue[] {
   try {
-    compileFilter(filter, { binder: new Binder(), families: FAMILIES, timezone: "UTC", path });
+    resolveFilter(filter, { families: FAMILIES, timezone: "UTC", path });
     return [];
   } catch (err) {
     if (!(err instanceof ValidationError)) throw err;

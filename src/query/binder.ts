@@ -1,4 +1,4 @@
-import { formatDateTime, type ParamValue } from "../stores/warehouse/port.js";
+import { formatDateTime, type Params, type ParamValue } from "../stores/warehouse/port.js";
 
 /** ClickHouse types a bound value may take; identifiers never travel this way. */
 export type ParamType =
@@ -27,7 +27,7 @@ export class Binder {
     return `{${name}:${type}}`;
   }
 
-  get params(): Readonly<Record<string, ParamValue>> {
+  get params(): Params {
     return { ...this.values };
   }
 }

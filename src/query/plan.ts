@@ -1,29 +1,39 @@
-import type { OrderSettings } from "../accounts/schemas.js";
-import { ValidationError } from "../errors.js";
+import type { Params } from "../stores/warehouse/port.js";
 import { Binder } from "./binder.js";
-import { compileFilter, filterFields } from "./filters/compile.js";
-import { type Family, FIELD_BY_NAME } from "./filters/fields.js";
-import type { Filter } from "./filters/schema.js";
-import { basesOf, MEASURE_BY_KEY, type SourceName } from "./measures.js";
-import type { AttributionQuery, GeneralQuery } from "./schemas.js";
+import { FIELD_BY_NAME } from "./filters/fields.js";
+import { printFilter } from "./filters/print.js";
+import type { ResolvedFilter } from "./filters/resolve.js";
+import { basesOf, type SourceName } from "./measures.js";
+import {
+  LEVEL_FIELD,
+  type Periods,
+  type QueryEnvironment,
+  type ResolvedAttribution,
+  type ResolvedChannel,
+  type ResolvedCohorts,
+  type ResolvedGeneral,
+  resolveAttribution,
+  resolveGeneral,
+} from "./resolve.js";
+import type { AttributionQuery, CohortMeasure, GeneralQuery } from "./schemas.js";
 import { emitAttribution } from "./sources/attribution.js";
-import { type EmitContext, SOURCE_FAMILIES } from "./sources/context.js";
+import { emitCohorts } from "./sources/cohorts.js";
+import type { EmitContext } from "./sources/context.js";
+import { emitEntityPage } from "./sources/entities.js";
 import { emitFactSource } from "./sources/facts.js";
-import { type Bucket, buckets, type Granularity, type Instants, resolveRange } from "./time.js";
+import { type Bucket, buckets, type Granularity, type Instants } from "./time.js";
 
-/** What normalization needs from outside the request (read by the service, passed in: no I/O here). */
-export interface QueryEnvironment {
-  accountTimezone: string;
-  storedOrderSettings: OrderSettings;
-  now: Date;
-}
+/**
+ * The plan step: a resolved query (`resolve.ts`) printed as one statement per fact source and
+ * period. Nothing here refuses a request — resolution did — and nothing does I/O.
+ */
 
 /** One SQL statement to run: plain data, so `?explain=true` can return it as is. */
 export interface Statement {
   source: SourceName;
   period: "primary" | "compare";
   sql: string;
-  params: Record<string, unknown>;
+  params: Params;
 }
 
 /** The plan of a query: plain, serializable; the service runs the statements and shapes rows. */
@@ -43,294 +53,220 @@ export interface QueryPlan {
   offset: number;
 }
 
-/** A 400 naming the request field at `path`. */
-export const issue = (path: (string | number)[], message: string) =>
-  new ValidationError([{ message, key: String(path[0]), path: path.map(String) }], message);
+const periodsOf = (p: Periods) =>
+  [
+    ["primary", p.primary],
+    ["compare", p.compare],
+  ] as const;
 
-function mergedSettings(env: QueryEnvironment, override: Partial<OrderSettings> | undefined): OrderSettings {
-  return { ...env.storedOrderSettings, ...(override ?? {}) };
-}
-
-const CUSTOMER_MEASURES = new Set([
-  "customers.new",
-  "customers.returning",
-  "customers.new_customer_orders",
-  "customers.repeat_rate",
-]);
-
-function needsNumbering(
-  measures: readonly string[],
-  filter: Filter | undefined,
-  dims: readonly string[],
-): boolean {
-  return (
-    measures.some((m) => CUSTOMER_MEASURES.has(m)) ||
-    [...filterFields(filter), ...dims].some((f) => f.startsWith("customers."))
-  );
-}
-
-/**
- * Splits a filter into the part each side of an attribution join evaluates: top-level `and` branches
- * of attribution fields restrict touches, the others restrict conversions. A branch mixing both → 400.
- */
-export function splitAttributionFilter(filter: Filter | undefined): {
-  touch: Filter | undefined;
-  conv: Filter | undefined;
-} {
-  if (!filter) return { touch: undefined, conv: undefined };
-  const branches = "and" in filter ? filter.and : [filter];
-  const touch: Filter[] = [];
-  const conv: Filter[] = [];
-  branches.forEach((branch, i) => {
-    const fields = filterFields(branch);
-    const onTouch = fields.filter((f) => f.startsWith("attribution."));
-    if (onTouch.length && onTouch.length !== fields.length) {
-      throw issue(
-        ["filters", ...("and" in filter ? ["and", i] : [])],
-        "a filter branch cannot mix attribution. fields with other fields; put them in separate and-branches",
-      );
-    }
-    (onTouch.length ? touch : conv).push(branch);
-  });
-  return { touch: touch.length ? { and: touch } : undefined, conv: conv.length ? { and: conv } : undefined };
-}
-
-function checkDimensions(
-  dims: readonly string[],
-  sources: readonly SourceName[],
-  allowed?: (s: SourceName) => readonly Family[],
-) {
-  dims.forEach((d, i) => {
-    const def = FIELD_BY_NAME.get(d);
-    if (!def)
-      throw issue(["dimensions", i], `unknown dimension "${d}" (GET /db-mgmt/api/filters lists the fields)`);
-    for (const s of sources) {
-      const families = allowed?.(s) ?? SOURCE_FAMILIES[s];
-      if (!families.includes(def.family))
-        throw issue(["dimensions", i], `dimension "${d}" cannot split the ${s} measures of this query`);
-    }
-  });
-  if (dims.filter((d) => d.startsWith("attribution.")).length > 1)
-    throw issue(["dimensions"], "at most one attribution. dimension");
-}
-
-/** Plans `POST /db-mgmt/api/query`. Pure: the same request and environment give the same plan. */
-export function planGeneralQuery(q: GeneralQuery, env: QueryEnvironment): QueryPlan {
-  q.measures.forEach((m, i) => {
-    if (!MEASURE_BY_KEY.has(m))
-      throw issue(["measures", i], `unknown measure "${m}" (GET /db-mgmt/api/measures lists them)`);
-  });
-  if (q.order && !q.measures.includes(q.order.measure))
-    throw issue(["order", "measure"], `order.measure must be one of the query's measures`);
-  const timezone = q.timezone ?? env.accountTimezone;
-  const currency = q.currency ?? "USD";
-  const settings = mergedSettings(env, q.orderSettings);
-  const bases = basesOf(q.measures);
-  const sources = [...bases.keys()];
-  checkDimensions(q.dimensions, sources);
-  const reportCosts = q.measures.some((m) => {
-    const seen = new Set<string>();
-    const walk = (k: string): boolean => {
-      if (seen.has(k)) return false;
-      seen.add(k);
-      const d = MEASURE_BY_KEY.get(k)?.definition;
-      if (!d) return false;
-      if (d.kind === "report_cost") return true;
-      if (d.kind === "ratio") return walk(d.num) || walk(d.den);
-      if (d.kind === "sum") return d.terms.some((t) => walk(t.key));
-      return false;
-    };
-    return walk(m);
-  });
-  if (reportCosts && q.dimensions.length)
-    throw issue(
-      ["dimensions"],
-      "variable and fixed costs belong to the account and cannot be split by a dimension",
-    );
-
-  const primaryRange = resolveRange(q.dateRange, timezone, env.now, "dateRange");
-  const compareRange = q.compareDateRange
-    ? resolveRange(q.compareDateRange, timezone, env.now, "compareDateRange")
-    : undefined;
-  const statements: Statement[] = [];
-  const numbering = needsNumbering(q.measures, q.filters, q.dimensions);
-  for (const [period, range] of [
-    ["primary", primaryRange],
-    ["compare", compareRange],
-  ] as const) {
-    if (!range) continue;
-    for (const source of sources) {
-      const binder = new Binder();
-      const ctx: EmitContext = {
-        binder,
-        pixelId: q.pixelId,
-        timezone,
-        currency,
-        granularity: q.granularity,
-        range,
-        filter: q.filters,
-        orderSettings: settings,
-        dimensions: q.dimensions,
-        attribution: { model: q.attributionModel, window: q.attributionWindow },
-        needsCustomerNumbering: numbering,
-      };
-      const names = [...bases.get(source)!];
-      const measureOf = q.measures.find((m) => basesOf([m]).has(source)) ?? source;
-      let sql: string;
-      if (source === "attribution") {
-        const { touch, conv } = splitAttributionFilter(q.filters);
-        const refusal = (families: readonly Family[]) => (f: { field: string }) =>
-          `filter field "${f.field}" cannot apply to attribution measures; fields of ${families.map((x) => `${x}.`).join(", ")} can`;
-        sql = emitAttribution(ctx, {
-          valueSource: "orders",
-          eventName: "purchase",
-          convWhere: compileFilter(conv, {
-            binder,
-            families: ["orders", "customers"],
-            timezone,
-            path: ["filters"],
-            refusal: refusal(["orders", "customers"]),
-          }),
-          touchWhere: compileFilter(touch, {
-            binder,
-            families: ["attribution"],
-            timezone,
-            path: ["filters"],
-          }),
-        });
-      } else {
-        const families = SOURCE_FAMILIES[source];
-        const where = compileFilter(q.filters, {
-          binder,
-          families,
-          timezone,
-          path: ["filters"],
-          refusal: (f) =>
-            `filter field "${f.field}" cannot apply to measure "${measureOf}"; it takes fields of ${families.map((x) => `${x}.`).join(", ")}`,
-        });
-        sql = emitFactSource(source, names, ctx, where);
-      }
-      statements.push({ source, period, sql, params: binder.params as Record<string, unknown> });
-    }
-  }
+/** The time frame of a plan: each period's range and its buckets. */
+function frame(periods: Periods, granularity: Granularity, timezone: string) {
   return {
-    measures: q.measures,
-    dimensions: q.dimensions,
-    timezone,
-    currency,
-    granularity: q.granularity,
-    primary: { range: primaryRange, buckets: buckets(primaryRange, q.granularity, timezone) },
-    ...(compareRange
-      ? { compare: { range: compareRange, buckets: buckets(compareRange, q.granularity, timezone) } }
+    primary: { range: periods.primary, buckets: buckets(periods.primary, granularity, timezone) },
+    ...(periods.compare
+      ? { compare: { range: periods.compare, buckets: buckets(periods.compare, granularity, timezone) } }
       : {}),
-    statements,
-    reportCosts,
-    ...(q.order ? { order: q.order } : {}),
-    limit: q.limit,
-    offset: q.offset,
   };
 }
 
-const ENTITY_DIMENSIONS: Record<string, string> = {
-  "attribution.campaign_id": "channel.campaign_id",
-  "attribution.adset_id": "channel.adset_id",
-  "attribution.ad_id": "channel.ad_id",
-};
-
-/** Plans `POST /db-mgmt/api/query-attribution`: the attribution statement, plus spend for ad-entity dimensions. */
-export function planAttributionQuery(q: AttributionQuery, env: QueryEnvironment): QueryPlan {
-  const def = FIELD_BY_NAME.get(q.dimension);
-  if (def?.family !== "attribution")
-    throw issue(
-      ["dimension"],
-      `dimension must be an attribution. field (attribution.channel, .source, .medium, .campaign, .campaign_id, .adset_id, .ad_id); got "${q.dimension}"`,
-    );
-  if (q.valueSource === "events" && !q.eventName)
-    throw issue(["eventName"], "eventName is required when valueSource is events");
-  const entity = ENTITY_DIMENSIONS[q.dimension];
-  const measures =
-    q.measures ??
-    (entity
-      ? ["attribution.orders", "attribution.revenue", "ads.spend", "attribution.roas", "attribution.cpa"]
-      : ["attribution.orders", "attribution.revenue"]);
-  measures.forEach((m, i) => {
-    const known = MEASURE_BY_KEY.get(m);
-    if (!known) throw issue(["measures", i], `unknown measure "${m}" (GET /db-mgmt/api/measures lists them)`);
-    const sources = [...basesOf([m]).keys()];
-    if (sources.some((s) => s !== "attribution" && !(s === "ads" && entity)))
-      throw issue(
-        ["measures", i],
-        `measure "${m}" is not available in attribution queries by ${q.dimension}`,
-      );
-  });
-  const timezone = q.timezone ?? env.accountTimezone;
-  const currency = q.currency ?? "USD";
-  const settings = mergedSettings(env, q.orderSettings);
-  const primaryRange = resolveRange(q.dateRange, timezone, env.now, "dateRange");
-  const compareRange = q.compareDateRange
-    ? resolveRange(q.compareDateRange, timezone, env.now, "compareDateRange")
-    : undefined;
-  const { touch, conv } = splitAttributionFilter(q.filters);
-  const convFamilies: Family[] = q.valueSource === "orders" ? ["orders", "customers"] : ["events"];
-  const needsSpend = [...basesOf(measures).keys()].includes("ads");
+/** Plans `POST /db-mgmt/api/query`. Pure: the same resolved query gives the same plan. */
+export function planGeneral(r: ResolvedGeneral): QueryPlan {
   const statements: Statement[] = [];
-  const numbering = needsNumbering(measures, q.filters, []);
-  for (const [period, range] of [
-    ["primary", primaryRange],
-    ["compare", compareRange],
-  ] as const) {
+  for (const [period, range] of periodsOf(r.periods)) {
     if (!range) continue;
-    const base = (binder: Binder, dimensions: string[]): EmitContext => ({
-      binder,
-      pixelId: q.pixelId,
-      timezone,
-      currency,
-      granularity: q.granularity,
-      range,
-      orderSettings: settings,
-      dimensions,
-      attribution: { model: q.attributionModel, window: q.attributionWindow },
-      needsCustomerNumbering: numbering,
-    });
-    const binder = new Binder();
-    const sql = emitAttribution(base(binder, [q.dimension]), {
-      valueSource: q.valueSource,
-      eventName: q.eventName ?? "purchase",
-      convWhere: compileFilter(conv, {
+    for (const part of r.parts) {
+      const binder = new Binder();
+      const ctx: EmitContext = {
         binder,
-        families: convFamilies,
-        timezone,
-        path: ["filters"],
-        refusal: (f) =>
-          `filter field "${f.field}" is not valid here; attribution queries take attribution. and ${convFamilies.map((x) => `${x}.`).join(", ")} fields`,
-      }),
-      touchWhere: compileFilter(touch, { binder, families: ["attribution"], timezone, path: ["filters"] }),
-    });
-    statements.push({ source: "attribution", period, sql, params: binder.params as Record<string, unknown> });
-    if (needsSpend && entity) {
-      const sb = new Binder();
-      const spendSql = emitFactSource(
-        "ads",
-        [...(basesOf(measures).get("ads") ?? [])],
-        base(sb, [entity]),
-        "1",
-      );
-      statements.push({ source: "ads", period, sql: spendSql, params: sb.params as Record<string, unknown> });
+        pixelId: r.pixelId,
+        timezone: r.timezone,
+        currency: r.currency,
+        granularity: r.granularity,
+        range,
+        orderSettings: r.settings,
+        dimensions: r.dimensions,
+        attribution: r.attribution,
+        needsCustomerNumbering: r.numbering,
+      };
+      const sql =
+        part.source === "attribution"
+          ? emitAttribution(ctx, {
+              valueSource: "orders",
+              eventName: "purchase",
+              convWhere: printFilter(part.conv, binder),
+              touchWhere: printFilter(part.touch, binder),
+            })
+          : emitFactSource(part.source, part.names, ctx, printFilter(part.where, binder));
+      statements.push({ source: part.source, period, sql, params: binder.params });
     }
   }
   return {
-    measures,
-    dimensions: [q.dimension],
-    timezone,
-    currency,
-    granularity: q.granularity,
-    primary: { range: primaryRange, buckets: buckets(primaryRange, q.granularity, timezone) },
-    ...(compareRange
-      ? { compare: { range: compareRange, buckets: buckets(compareRange, q.granularity, timezone) } }
-      : {}),
+    measures: r.measures,
+    dimensions: r.dimensions,
+    timezone: r.timezone,
+    currency: r.currency,
+    granularity: r.granularity,
+    ...frame(r.periods, r.granularity, r.timezone),
+    statements,
+    reportCosts: r.reportCosts,
+    ...(r.order ? { order: r.order } : {}),
+    limit: r.limit,
+    offset: r.offset,
+  };
+}
+
+/** Resolve then plan `POST /db-mgmt/api/query`. */
+export const planGeneralQuery = (q: GeneralQuery, env: QueryEnvironment): QueryPlan =>
+  planGeneral(resolveGeneral(q, env));
+
+/** Plans `POST /db-mgmt/api/query-attribution`: the attribution statement, plus spend for ad-entity dimensions. */
+export function planAttribution(r: ResolvedAttribution): QueryPlan {
+  const statements: Statement[] = [];
+  for (const [period, range] of periodsOf(r.periods)) {
+    if (!range) continue;
+    const base = (binder: Binder, dimensions: string[]): EmitContext => ({
+      binder,
+      pixelId: r.pixelId,
+      timezone: r.timezone,
+      currency: r.currency,
+      granularity: r.granularity,
+      range,
+      orderSettings: r.settings,
+      dimensions,
+      attribution: r.attribution,
+      needsCustomerNumbering: r.numbering,
+    });
+    const binder = new Binder();
+    const sql = emitAttribution(base(binder, [r.dimension]), {
+      valueSource: r.valueSource,
+      eventName: r.eventName,
+      convWhere: printFilter(r.conv, binder),
+      touchWhere: printFilter(r.touch, binder),
+    });
+    statements.push({ source: "attribution", period, sql, params: binder.params });
+    if (r.spend && r.entity) {
+      const sb = new Binder();
+      const spendSql = emitFactSource("ads", r.spend, base(sb, [r.entity]), "1");
+      statements.push({ source: "ads", period, sql: spendSql, params: sb.params });
+    }
+  }
+  return {
+    measures: r.measures,
+    dimensions: [r.dimension],
+    timezone: r.timezone,
+    currency: r.currency,
+    granularity: r.granularity,
+    ...frame(r.periods, r.granularity, r.timezone),
     statements,
     reportCosts: false,
     limit: 1000,
     offset: 0,
+  };
+}
+
+/** Resolve then plan `POST /db-mgmt/api/query-attribution`. */
+export const planAttributionQuery = (q: AttributionQuery, env: QueryEnvironment): QueryPlan =>
+  planAttribution(resolveAttribution(q, env));
+
+/** The page of ad entities: one statement over ad_entities with the channel filter, sorted and paged. */
+export function planEntityPage(r: ResolvedChannel): { sql: string; params: Params } {
+  const b = new Binder();
+  const where = printFilter(r.where, b);
+  return { sql: emitEntityPage(b, r.query, r.level, where), params: b.params };
+}
+
+/** Measures of the page's entities: ads metrics by the level's id, attribution by the touch's id. */
+export function planChannelMeasures(r: ResolvedChannel, entityIds: string[]): QueryPlan {
+  const q = r.query;
+  const measures = q.measures ?? [];
+  const granularity = q.granularity === "second" || q.granularity === "minute" ? "none" : q.granularity;
+  const periods = r.periods!;
+  const bases = basesOf(measures);
+  const idField = LEVEL_FIELD[r.level].channel;
+  // The page's ids join the request's channel filter (as its last and-branch).
+  const ids: ResolvedFilter = {
+    field: FIELD_BY_NAME.get(idField)!,
+    op: "in",
+    negated: false,
+    value: { kind: "text_list", values: entityIds },
+  };
+  const adsWhere: ResolvedFilter = { and: [...(r.where ? [r.where] : []), ids] };
+  const statements: Statement[] = [];
+  for (const [period, range] of periodsOf(periods)) {
+    if (!range) continue;
+    const ctx = (binder: Binder, dimension: string): EmitContext => ({
+      binder,
+      pixelId: r.pixelId,
+      timezone: r.timezone,
+      currency: r.currency,
+      granularity,
+      range,
+      orderSettings: r.settings,
+      dimensions: [dimension],
+      attribution: { model: q.attributionModel, window: q.attributionWindow },
+      needsCustomerNumbering: false,
+    });
+    if (bases.has("ads")) {
+      const b = new Binder();
+      const where = printFilter(adsWhere, b);
+      const sql = emitFactSource("ads", [...bases.get("ads")!], ctx(b, idField), where);
+      statements.push({ source: "ads", period, sql, params: b.params });
+    }
+    const touch = LEVEL_FIELD[r.level].touch;
+    if (bases.has("attribution") && touch) {
+      const b = new Binder();
+      const sql = emitAttribution(ctx(b, touch), {
+        valueSource: "orders",
+        eventName: "purchase",
+        convWhere: "1",
+        // Credit is decided over every touch (filtering touches to the page would move credit).
+        touchWhere: "1",
+      });
+      statements.push({ source: "attribution", period, sql, params: b.params });
+    }
+  }
+  return {
+    measures,
+    dimensions: [idField],
+    timezone: r.timezone,
+    currency: r.currency,
+    granularity,
+    ...frame(periods, granularity, r.timezone),
+    statements,
+    reportCosts: false,
+    limit: Number.MAX_SAFE_INTEGER,
+    offset: 0,
+  };
+}
+
+export interface CohortPlan {
+  range: Instants;
+  cohorts: Bucket[];
+  periods: number;
+  granularity: "week" | "month";
+  measures: CohortMeasure[];
+  now: string;
+  sql: string;
+  params: Params;
+}
+
+/**
+ * Cohorts (docs/query.md): a customer enters the cohort of their first counted order (all time,
+ * filters applied) when it falls in the range; period k of a cohort is the k-th calendar week or
+ * month from the cohort's start, in the query timezone (period 0 = the acquisition period).
+ */
+export function planCohorts(r: ResolvedCohorts): CohortPlan {
+  const b = new Binder();
+  const range = r.periods.primary;
+  const sql = emitCohorts(b, r, range);
+  return {
+    range,
+    cohorts: buckets(range, r.granularity, r.timezone),
+    periods: r.periodsAhead,
+    granularity: r.granularity,
+    measures: r.measures,
+    now: r.now.toISOString(),
+    sql,
+    params: b.params,
   };
 }

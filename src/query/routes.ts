@@ -1,11 +1,15 @@
 import { z } from "zod";
 import { assertPixelMatches } from "../http/mount.js";
 import { route } from "../http/route.js";
-import { channelQuerySchema } from "./channel.js";
-import { cohortQuerySchema } from "./cohorts.js";
 import { FAMILIES, FIELDS, OPERATORS_BY_TYPE } from "./filters/fields.js";
 import { MEASURES } from "./measures.js";
-import { attributionQuerySchema, explainQuerySchema, generalQuerySchema } from "./schemas.js";
+import {
+  attributionQuerySchema,
+  channelQuerySchema,
+  cohortQuerySchema,
+  explainQuerySchema,
+  generalQuerySchema,
+} from "./schemas.js";
 import type { QueryAnswer, QueryService, RunOptions } from "./service.js";
 
 const measureSchema = z.object({

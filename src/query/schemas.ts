@@ -94,3 +94,57 @@ export const explainQuerySchema = z.object({
     .optional()
     .meta({ description: "true: answer the generated SQL and parameters without running them" }),
 });
+
+export const CHANNEL_LEVELS = ["campaign", "adset", "ad"] as const;
+
+export const channelQuerySchema = z.strictObject({
+  pixelId: z.string().min(1),
+  level: z
+    .enum(CHANNEL_LEVELS)
+    .optional()
+    .meta({ description: "campaign | adset | ad; omitted = ad accounts" }),
+  granularity: z
+    .enum(["none", "second", "minute", "hour", "day", "week", "month", "quarter", "year"])
+    .default("none"),
+  measures: z.array(z.string()).min(1).max(20).optional(),
+  dateRange: dateRangeSchema.optional(),
+  compareDateRange: dateRangeSchema.optional(),
+  filters: filterSchema.optional(),
+  timezone: timezoneSchema.optional(),
+  currency: currencySchema.optional(),
+  attributionModel: z.enum(ATTRIBUTION_MODELS).default("last_click"),
+  attributionWindow: attributionWindowSchema.default(30),
+  limit: z.number().int().min(1).max(500).default(50),
+  offset: z.number().int().min(0).default(0),
+  sortBy: z.enum(["sourceUpdatedAt", "sourceCreatedAt", "resourceName"]).default("sourceUpdatedAt"),
+  sortDirection: z.enum(["asc", "desc"]).default("desc"),
+});
+export type ChannelQuery = z.infer<typeof channelQuerySchema>;
+
+export const COHORT_MEASURES = [
+  "customers.retained",
+  "customers.retention_rate",
+  "orders.count",
+  "orders.total_revenue",
+  "customers.ltv",
+] as const;
+export type CohortMeasure = (typeof COHORT_MEASURES)[number];
+
+export const cohortQuerySchema = z.strictObject({
+  pixelId: z.string().min(1),
+  dateRange: dateRangeSchema.meta({
+    description: "Acquisition range: customers whose first counted order falls in it",
+  }),
+  cohortGranularity: z.enum(["week", "month"]).default("month"),
+  periods: z.number().int().min(1).max(24).default(12),
+  measures: z
+    .array(z.enum(COHORT_MEASURES))
+    .min(1)
+    .max(5)
+    .default([...COHORT_MEASURES]),
+  currency: currencySchema.optional(),
+  timezone: timezoneSchema.optional(),
+  filters: filterSchema.optional(),
+  orderSettings: orderSettingsOverrideSchema.optional(),
+});
+export type CohortQuery = z.infer<typeof cohortQuerySchema>;

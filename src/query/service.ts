@@ -10,12 +10,26 @@ import {
   type WarehouseStore,
   WarehouseUnavailableError,
 } from "../stores/warehouse/port.js";
-import { type ChannelQuery, entityStatement, planChannelMeasures, validateChannelQuery } from "./channel.js";
-import { type CohortQuery, planCohorts, shapeCohorts } from "./cohorts.js";
-import { type CostInputs, type StatementRows, shapeResults } from "./evaluate.js";
-import { planAttributionQuery, planGeneralQuery, type QueryEnvironment, type QueryPlan } from "./plan.js";
-import type { RateTable, ReportCostLine } from "./report-costs.js";
-import type { AttributionQuery, GeneralQuery } from "./schemas.js";
+import { readCostInputs } from "./cost-inputs.js";
+import { type StatementRows, shapeResults } from "./evaluate.js";
+import {
+  planAttribution,
+  planChannelMeasures,
+  planCohorts,
+  planEntityPage,
+  planGeneral,
+  type QueryPlan,
+} from "./plan.js";
+import {
+  type QueryEnvironment,
+  resolveAttribution,
+  resolveChannel,
+  resolveCohorts,
+  resolveGeneral,
+} from "./resolve.js";
+import type { AttributionQuery, ChannelQuery, CohortQuery, GeneralQuery } from "./schemas.js";
+import { shapeChannelPage } from "./shape-channel.js";
+import { shapeCohorts } from "./shape-cohorts.js";
 
 export interface RunOptions {
   /** Answer the plan's SQL and parameters instead of running it. */
@@ -37,9 +51,10 @@ export interface QueryAnswer {
 const CACHE_TTL_MS = 24 * 3600 * 1000;
 
 /**
- * Runs planned queries: reads what normalization needs (account timezone and order settings), plans
- * (pure), answers from the cache when the pixel's data version is unchanged, else runs the
- * statements and shapes the rows. A warehouse that cannot answer gives `{}` (docs/query.md).
+ * Runs the query pipeline for the four endpoints: reads what resolution needs (account timezone and
+ * order settings), resolves and plans (pure, `resolve.ts` → `plan.ts`), answers from the cache when
+ * the pixel's data version is unchanged, else runs the statements and shapes the rows (`evaluate.ts`,
+ * `shape-*.ts`). It writes no SQL itself. A warehouse that cannot answer gives `{}` (docs/query.md).
  */
 export class QueryService {
   /** The account row a query is normalized with: the cached path's only store read, so kept briefly. */
@@ -63,12 +78,12 @@ export class QueryService {
 
   async general(accountId: string, q: GeneralQuery, opts: RunOptions): Promise<QueryAnswer> {
     const env = await this.environment(accountId);
-    return this.answer(accountId, q.pixelId, planGeneralQuery(q, env), opts);
+    return this.answer(accountId, q.pixelId, planGeneral(resolveGeneral(q, env)), opts);
   }
 
   async attribution(accountId: string, q: AttributionQuery, opts: RunOptions): Promise<QueryAnswer> {
     const env = await this.environment(accountId);
-    return this.answer(accountId, q.pixelId, planAttributionQuery(q, env), opts);
+    return this.answer(accountId, q.pixelId, planAttribution(resolveAttribution(q, env)), opts);
   }
 
   /** Timezone and stored order settings: one read, reused for `accountCacheMs`. */
@@ -103,63 +118,42 @@ export class QueryService {
     if (opts.explain) return explained(plan.statements);
     // The plan is the normalized query (relative dates resolved, settings merged): its hash is the key.
     return this.cached(accountId, pixelId, plan, opts, async () => {
-      const costs = plan.reportCosts ? await this.costInputs(accountId, plan) : null;
+      const costs = plan.reportCosts ? await readCostInputs(this.deps, accountId, plan) : null;
       return shapeResults(plan, await this.run(plan), costs);
     });
   }
 
   /** Channel details (docs/query.md): a page of ad entities, with measures over the range when asked. */
   async channelDetails(accountId: string, q: ChannelQuery, opts: RunOptions): Promise<QueryAnswer> {
-    validateChannelQuery(q);
     const env = await this.environment(accountId);
-    const timezone = q.timezone ?? env.accountTimezone;
-    const entities = entityStatement(q, timezone);
+    const resolved = resolveChannel(q, env);
+    const page = planEntityPage(resolved);
     if (opts.explain) {
-      const measures = q.measures ? planChannelMeasures(q, env, []).statements : [];
-      return explained([{ source: "ad_entities", period: "primary", ...entities }, ...measures]);
+      // The measures' statements run with the page's entity ids, which only running the page tells.
+      const measures = q.measures ? planChannelMeasures(resolved, []).statements : [];
+      return explained([{ source: "ad_entities", period: "primary", ...page }, ...measures]);
     }
     const normalized = {
       channel: q,
-      timezone,
+      timezone: resolved.timezone,
       settings: env.storedOrderSettings,
       day: env.now.toISOString().slice(0, 10),
     };
     return this.cached(accountId, q.pixelId, normalized, opts, async () => {
-      const rows = await this.deps.warehouse.query<Record<string, unknown>>(
-        entities.sql,
-        entities.params as never,
+      const entities = await this.deps.warehouse.query<Record<string, unknown>>(page.sql, page.params);
+      if (!q.measures || entities.length === 0) return shapeChannelPage(q, entities, null);
+      const plan = planChannelMeasures(
+        resolved,
+        entities.map((r) => String(r.id)),
       );
-      const total = Number(rows[0]?.total ?? 0);
-      const byId = new Map<string, { data: unknown; measureDetails: unknown }>();
-      if (q.measures && rows.length) {
-        const plan = planChannelMeasures(
-          q,
-          env,
-          rows.map((r) => String(r.id)),
-        );
-        for (const r of shapeResults(plan, await this.run(plan), null).results) {
-          byId.set(String(r.dimensionValue), { data: r.data, measureDetails: r.measureDetails });
-        }
-        const empty = shapeResults({ ...plan, dimensions: [], statements: [] }, [], null).results[0]!;
-        for (const r of rows) {
-          if (!byId.has(String(r.id)))
-            byId.set(String(r.id), { data: empty.data, measureDetails: empty.measureDetails });
-        }
-      }
-      return {
-        results: rows.map((r) => ({
-          basicDetails: basicDetails(r),
-          ...(q.measures ? byId.get(String(r.id)) : { data: { primary: [], compare: [] } }),
-        })),
-        pagination: { limit: q.limit, offset: q.offset, total, hasMore: q.offset + rows.length < total },
-      };
+      return shapeChannelPage(q, entities, { plan, rows: await this.run(plan) });
     });
   }
 
   /** Cohort analysis (docs/query.md, "Cohorts"). */
   async cohorts(accountId: string, q: CohortQuery, opts: RunOptions): Promise<QueryAnswer> {
     const env = await this.environment(accountId);
-    const plan = planCohorts(q, env);
+    const plan = planCohorts(resolveCohorts(q, env));
     if (opts.explain) {
       return explained([{ source: "orders", period: "primary", sql: plan.sql, params: plan.params }]);
     }
@@ -170,7 +164,7 @@ export class QueryService {
       q.pixelId,
       { cohorts: stable, day: plan.now.slice(0, 10) },
       opts,
-      async () => shapeCohorts(plan, await this.deps.warehouse.query(plan.sql, plan.params as never)),
+      async () => shapeCohorts(plan, await this.deps.warehouse.query(plan.sql, plan.params)),
     );
   }
 
@@ -178,10 +172,7 @@ export class QueryService {
     return Promise.all(
       plan.statements.map(async (statement) => ({
         statement,
-        rows: await this.deps.warehouse.query<Record<string, unknown>>(
-          statement.sql,
-          statement.params as never,
-        ),
+        rows: await this.deps.warehouse.query<Record<string, unknown>>(statement.sql, statement.params),
       })),
     );
   }
@@ -216,65 +207,6 @@ export class QueryService {
     });
     return { body, cache: opts.bypassCache ? "bypass" : "miss" };
   }
-
-  private async costInputs(accountId: string, plan: QueryPlan): Promise<CostInputs> {
-    const { rows } = await this.deps.sql.query<{
-      cost_type: "variable" | "fixed";
-      line: ReportCostLine["line"];
-      effective_start: string | null;
-      effective_end: string | null;
-    }>(
-      `SELECT cost_type, line, to_char(effective_start, 'YYYY-MM-DD') AS effective_start,
-              to_char(effective_end, 'YYYY-MM-DD') AS effective_end
-       FROM cost_lines WHERE account_id = $1 AND cost_type IN ('variable', 'fixed') ORDER BY id`,
-      [accountId],
-    );
-    const lines: ReportCostLine[] = rows.map((r) => ({
-      costType: r.cost_type,
-      line: r.line,
-      effectiveStart: r.effective_start,
-      effectiveEnd: r.effective_end,
-    }));
-    const currencies = [
-      ...new Set([plan.currency, ...lines.map((l) => (l.line.currency ?? "USD").toUpperCase())]),
-    ];
-    const last =
-      plan.compare && plan.compare.range.endDate > plan.primary.range.endDate
-        ? plan.compare.range.endDate
-        : plan.primary.range.endDate;
-    const fx = await this.deps.warehouse.query<{ currency: string; day: string; rate: number }>(
-      `SELECT currency, toString(date) AS day, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates
-       WHERE currency IN {c:Array(String)} AND date <= {d:Date} GROUP BY currency, date ORDER BY currency, date`,
-      { c: currencies, d: last },
-    );
-    const rates: RateTable = new Map();
-    for (const r of fx) {
-      if (!rates.has(r.currency)) rates.set(r.currency, []);
-      rates.get(r.currency)!.push([r.day, Number(r.rate)]);
-    }
-    return { lines, rates };
-  }
-}
-
-function basicDetails(r: Record<string, unknown>) {
-  const num = (v: unknown) => (v === null || v === undefined || v === "" || v === "\\N" ? null : Number(v));
-  const iso = (v: unknown) => (typeof v === "string" ? `${v.replace(" ", "T")}Z` : null);
-  return {
-    id: String(r.id),
-    resourceName: String(r.name),
-    resourceSource: String(r.platform),
-    level: String(r.level),
-    status: String(r.status),
-    accountId: String(r.account_id),
-    campaignId: String(r.campaign_id),
-    adsetId: String(r.adset_id),
-    currency: String(r.currency),
-    dailyBudget: num(r.daily_budget),
-    budgetRemaining: num(r.budget_remaining),
-    amountSpent: num(r.amount_spent),
-    sourceCreatedAt: iso(r.source_created_at),
-    sourceUpdatedAt: iso(r.source_updated_at),
-  };
 }
 
 /** `?explain=true`: the statements as they would run, never cached. */

@@ -9,14 +9,25 @@
  */
 import { DEFAULT_ORDER_SETTINGS, type OrderSettings } from "../../src/accounts/schemas.js";
 import {
-  channelQuerySchema,
-  entityStatement,
+  planAttribution,
   planChannelMeasures,
-  validateChannelQuery,
-} from "../../src/query/channel.js";
-import { cohortQuerySchema, planCohorts } from "../../src/query/cohorts.js";
-import { planAttributionQuery, planGeneralQuery, type QueryEnvironment } from "../../src/query/plan.js";
-import { attributionQuerySchema, generalQuerySchema } from "../../src/query/schemas.js";
+  planCohorts,
+  planEntityPage,
+  planGeneral,
+} from "../../src/query/plan.js";
+import {
+  type QueryEnvironment,
+  resolveAttribution,
+  resolveChannel,
+  resolveCohorts,
+  resolveGeneral,
+} from "../../src/query/resolve.js";
+import {
+  attributionQuerySchema,
+  channelQuerySchema,
+  cohortQuerySchema,
+  generalQuerySchema,
+} from "../../src/query/schemas.js";
 
 type Json = Record<string, unknown>;
 
@@ -634,18 +645,19 @@ export function compileCase(c: GoldenCase): GoldenStatement[] {
   const body = { pixelId: GOLDEN_PIXEL, ...c.request };
   switch (c.endpoint) {
     case "query":
-      return planGeneralQuery(generalQuerySchema.parse(body), env).statements;
+      return planGeneral(resolveGeneral(generalQuerySchema.parse(body), env)).statements;
     case "query-attribution":
-      return planAttributionQuery(attributionQuerySchema.parse(body), env).statements;
+      return planAttribution(resolveAttribution(attributionQuerySchema.parse(body), env)).statements;
     case "query-channel-details": {
-      const q = channelQuerySchema.parse(body);
-      validateChannelQuery(q);
-      const page = entityStatement(q, q.timezone ?? env.accountTimezone);
-      const measures = q.measures ? planChannelMeasures(q, env, c.entityIds ?? []).statements : [];
+      const resolved = resolveChannel(channelQuerySchema.parse(body), env);
+      const page = planEntityPage(resolved);
+      const measures = resolved.query.measures
+        ? planChannelMeasures(resolved, c.entityIds ?? []).statements
+        : [];
       return [{ source: "ad_entities", period: "primary", ...page }, ...measures];
     }
     case "query-cohort-analysis": {
-      const plan = planCohorts(cohortQuerySchema.parse(body), env);
+      const plan = planCohorts(resolveCohorts(cohortQuerySchema.parse(body), env));
       return [{ source: "orders", period: "primary", sql: plan.sql, params: plan.params }];
     }
   }

@@ -11,12 +11,8 @@ import { ValidationError } from "../../src/errors.js";
 import { FIELD_BY_NAME, FIELDS, OPERATORS_BY_TYPE } from "../../src/query/filters/fields.js";
 import type { Filter } from "../../src/query/filters/schema.js";
 import { MEASURES } from "../../src/query/measures.js";
-import {
-  planAttributionQuery,
-  planGeneralQuery,
-  type QueryEnvironment,
-  type QueryPlan,
-} from "../../src/query/plan.js";
+import { planAttributionQuery, planGeneralQuery, type QueryPlan } from "../../src/query/plan.js";
+import type { QueryEnvironment } from "../../src/query/resolve.js";
 import { attributionQuerySchema, generalQuerySchema } from "../../src/query/schemas.js";
 
 const ENV: QueryEnvironment = {
