@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { holdsCents } from "../shared/money.js";
 
 /**
  * Record formats a store-platform or ads-platform connector pushes (docs/data-formats.md).
@@ -27,7 +28,12 @@ const currency = z
   .transform((c) => c.toUpperCase());
 const money = z
   .number()
-  .refine((v) => Number.isFinite(v) && Math.abs(v) < 1e14, "must be a finite amount below 10^14");
+  .refine((v) => Number.isFinite(v) && Math.abs(v) < 1e14, "must be a finite amount below 10^14")
+  .refine(holdsCents, {
+    message:
+      "is beyond what a JSON number holds to the cent (neighbouring cents share one number from 2^46 on)",
+    when: (payload) => payload.issues.length === 0,
+  });
 const id = z.union([z.string().min(1), z.number().int().transform(String)]);
 
 export const costLineSchema = z.strictObject({

@@ -1,10 +1,12 @@
 import { hashEmail } from "../ingest/enrich/email.js";
+import { toNumericText } from "../shared/money.js";
 import { formatDateTime } from "../stores/warehouse/port.js";
 import type { AdEntityRecord, AdMetricsRecord, FxRateRecord, OrderRecord, RefundRecord } from "./schemas.js";
 
 /** Records → rows of the warehouse tables in sql/clickhouse/001_init.sql. Pure. */
 
-const money = (v: number) => v.toFixed(4);
+// The shortest decimal text rounded at 4 places: toFixed(4) printed the binary expansion (…0.01 → …0.0078).
+const money = (v: number) => toNumericText(v);
 const moneyOrNull = (v: number | null | undefined) => (v === null || v === undefined ? null : money(v));
 // Connectors send UTC instants as `…T…Z` almost always: those become the warehouse's text form by
 // slicing (an import spends a third of its row-building time in Date otherwise); any other offset or

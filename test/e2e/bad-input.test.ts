@@ -338,6 +338,25 @@ describe("events", () => {
     for (const [eventId, , stored] of cases) expect(await storedValue(eventId)).toBe(stored);
   });
 
+  it("(d) sync money follows the same rule: a record with such an amount is rejected, others stored exactly", async () => {
+    const order = (id: string, total: string) =>
+      `{"id":"${id}","createdAt":"2026-01-01T00:00:00Z","currency":"USD","totalPrice":${total},"financialStatus":"paid","updatedAt":"2026-01-01T00:00:00Z"}`;
+    const res = await app.call("POST", "/accounts/api/sync/orders", {
+      ...auth,
+      rawBody: `{"records":[${order("exact", "70000000000000.01")},${order("lost", "99999999999999.99")}]}`,
+      headers: json,
+    });
+    expect(res.status, res.text).toBe(200);
+    const body = res.body as { accepted: number; rejected: { index: number; errors: { field: string }[] }[] };
+    expect(body.accepted).toBe(1);
+    expect(body.rejected.map((r) => [r.index, r.errors.map((e) => e.field)])).toEqual([[1, ["totalPrice"]]]);
+    const rows = await app.stores.warehouse.query<{ v: string }>(
+      "SELECT toString(total_price) AS v FROM orders FINAL WHERE pixel_id = {pixel:String} AND order_id = 'exact'",
+      { pixel: px.pixelId },
+    );
+    expect(rows).toEqual([{ v: "70000000000000.01" }]);
+  });
+
   it("(d) an item price is held to the same rule", async () => {
     const res = await postText(
       '{"events":[{"name":"purchase","eventProperties":{"items":[{"id":"a","price":99999999999999.99,"quantity":1}]}}]}',
