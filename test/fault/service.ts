@@ -73,15 +73,16 @@ export async function preparePixel(
 }
 
 /**
- * Resolves with the name of the next part an INSERT adds to the events table (a level-0 part,
- * renamed into place once written): the moment a group's events are stored and its requests not yet
- * answered. Rejects after `timeoutMs`.
+ * Resolves with the name of the next part an INSERT adds to the events table (one block number:
+ * `<partition>_<n>_<n>_<level>`, renamed into place from `tmp_insert_…` once written; level 1 as
+ * ReplacingMergeTree applies its merge on insert): the moment a group's events are stored and its
+ * requests not yet answered. Rejects after `timeoutMs`.
  */
 export function nextInsertPart(eventsDir: string, timeoutMs: number): Promise<string> {
   return new Promise((resolvePart, reject) => {
     const watcher = watch(eventsDir, (_event, filename) => {
       const name = filename?.toString() ?? "";
-      if (!/^\d+_(\d+)_\1_0$/.test(name) || !existsSync(join(eventsDir, name))) return;
+      if (!/^\d+_(\d+)_\1_\d+$/.test(name) || !existsSync(join(eventsDir, name))) return;
       clearTimeout(timer);
       watcher.close();
       resolvePart(name);
