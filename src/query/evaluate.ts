@@ -3,6 +3,7 @@ import { addDays } from "../shared/days.js";
 import { MEASURE_BY_KEY } from "./measures.js";
 import type { QueryPlan, Statement } from "./plan.js";
 import { type RateTable, type ReportCostLine, reportCost } from "./report-costs.js";
+import type { BucketRow, QueryAnswerBody } from "./responses.js";
 import type { Bucket } from "./time.js";
 
 export type BaseValues = Record<string, number>;
@@ -125,14 +126,18 @@ function rowsOf(
 ) {
   return buckets.map((b) => {
     const bases = series?.buckets.get(b.key) ?? {};
-    const row: Record<string, string | number | null> = { dt: b.dt, start: b.start, end: b.end };
+    const row: BucketRow = { dt: b.dt, start: b.start, end: b.end };
     for (const m of plan.measures) row[m] = round(m, measureValue(m, bases, report(b)));
     return row;
   });
 }
 
 /** Shapes the engine's rows into the query response (docs/query.md). */
-export function shapeResults(plan: QueryPlan, results: StatementRows[], costs: CostInputs | null) {
+export function shapeResults(
+  plan: QueryPlan,
+  results: StatementRows[],
+  costs: CostInputs | null,
+): QueryAnswerBody {
   const primary = collect(plan, results, "primary");
   const compare = plan.compare ? collect(plan, results, "compare") : null;
   const reportFor =

@@ -3,6 +3,7 @@ import { assertPixelMatches } from "../http/mount.js";
 import { route } from "../http/route.js";
 import { FAMILIES, FIELDS, OPERATORS_BY_TYPE } from "./filters/fields.js";
 import { MEASURES } from "./measures.js";
+import { answerOf, channelAnswerSchema, cohortAnswerSchema, queryAnswerSchema } from "./responses.js";
 import {
   attributionQuerySchema,
   channelQuerySchema,
@@ -71,12 +72,14 @@ export function queryRoutes(queries: QueryService) {
       path: "/db-mgmt/api/query",
       summary: "General query: measures by time bucket and dimensions",
       body: generalQuerySchema,
+      response: answerOf(queryAnswerSchema),
       run: (accountId, body, opts) => queries.general(accountId, body, opts),
     }),
     queryRoute({
       path: "/db-mgmt/api/query-attribution",
       summary: "Attributed orders, revenue, spend, ROAS and CPA by a touch dimension",
       body: attributionQuerySchema,
+      response: answerOf(queryAnswerSchema),
       run: (accountId, body, opts) => queries.attribution(accountId, body, opts),
     }),
     queryRoute({
@@ -84,6 +87,7 @@ export function queryRoutes(queries: QueryService) {
       summary: "Ad accounts, campaigns, ad sets or ads, with measures over a date range",
       note: "Budget fields of basicDetails stay in the platform's currency; only measures convert.",
       body: channelQuerySchema,
+      response: answerOf(channelAnswerSchema),
       run: (accountId, body, opts) => queries.channelDetails(accountId, body, opts),
     }),
     queryRoute({
@@ -91,6 +95,7 @@ export function queryRoutes(queries: QueryService) {
       summary:
         "Customer cohorts by first counted order: retention, orders, revenue and cumulative LTV per period",
       body: cohortQuerySchema,
+      response: answerOf(cohortAnswerSchema),
       run: (accountId, body, opts) => queries.cohorts(accountId, body, opts),
     }),
   ];
@@ -102,6 +107,7 @@ function queryRoute<B extends { pixelId: string }>(def: {
   summary: string;
   note?: string;
   body: z.ZodType<B>;
+  response: z.ZodType;
   run: (accountId: string, body: B, opts: RunOptions) => Promise<QueryAnswer>;
 }) {
   return route({
@@ -112,6 +118,7 @@ function queryRoute<B extends { pixelId: string }>(def: {
     summary: def.summary,
     description: def.note ? `${def.note} ${EXPLAIN_DOC}` : EXPLAIN_DOC,
     body: def.body,
+    response: def.response,
     query: explainQuerySchema,
     rateLimit: "query",
     handler: async ({ body, query, principal, req, res }) => {

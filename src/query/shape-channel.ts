@@ -1,6 +1,7 @@
 import type { StatementRows } from "./evaluate.js";
 import { shapeResults } from "./evaluate.js";
 import type { QueryPlan } from "./plan.js";
+import type { ChannelAnswerBody, QueryResult } from "./responses.js";
 import type { ChannelQuery } from "./schemas.js";
 
 /** An entity row of the page as the response's `basicDetails` (budgets in the platform's currency). */
@@ -33,9 +34,9 @@ export function shapeChannelPage(
   q: ChannelQuery,
   entities: Record<string, unknown>[],
   measured: { plan: QueryPlan; rows: StatementRows[] } | null,
-) {
+): ChannelAnswerBody {
   const total = Number(entities[0]?.total ?? 0);
-  const byId = new Map<string, { data: unknown; measureDetails: unknown }>();
+  const byId = new Map<string, Pick<QueryResult, "data" | "measureDetails">>();
   if (measured) {
     for (const r of shapeResults(measured.plan, measured.rows, null).results) {
       byId.set(String(r.dimensionValue), { data: r.data, measureDetails: r.measureDetails });
@@ -49,7 +50,7 @@ export function shapeChannelPage(
   return {
     results: entities.map((r) => ({
       basicDetails: basicDetails(r),
-      ...(q.measures ? byId.get(String(r.id)) : { data: { primary: [], compare: [] } }),
+      ...(measured ? byId.get(String(r.id))! : { data: { primary: [], compare: [] } }),
     })),
     pagination: { limit: q.limit, offset: q.offset, total, hasMore: q.offset + entities.length < total },
   };

@@ -1,5 +1,6 @@
 import { checkRates } from "./evaluate.js";
 import type { CohortPlan } from "./plan.js";
+import type { CohortAnswerBody, CohortPeriod } from "./responses.js";
 import type { Bucket } from "./time.js";
 
 interface Cell {
@@ -11,7 +12,7 @@ interface Cell {
 const r2 = (v: number) => (Math.sign(v) * Math.round(Math.abs(v) * 100 + 1e-9)) / 100;
 
 /** Rows → cohorts with per-period measures, and the pooled average of cohorts that reached each period. */
-export function shapeCohorts(plan: CohortPlan, rows: Record<string, unknown>[]) {
+export function shapeCohorts(plan: CohortPlan, rows: Record<string, unknown>[]): CohortAnswerBody {
   checkRates(rows);
   const cells = new Map<number, Map<number, Cell>>();
   for (const row of rows) {
@@ -81,8 +82,8 @@ function periodValues(
   orders: number,
   revenue: number,
   cumulative: number,
-) {
-  const out: Record<string, number | null> = { period: k };
+): CohortPeriod {
+  const out: CohortPeriod = { period: k };
   for (const m of plan.measures) {
     if (m === "customers.retained") out[m] = retained;
     else if (m === "customers.retention_rate") out[m] = size ? r2((retained / size) * 100) : null;

@@ -6,36 +6,16 @@
  */
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
+import type { BucketRow, MeasureDetail, QueryResult } from "../../src/query/responses.js";
 import type { TestApp } from "../helpers/app.js";
 
 export type Json = Record<string, unknown>;
 export type Pixel = Awaited<ReturnType<TestApp["pixelWithKey"]>>;
-export type Row = Record<string, string | number | null>;
+export type Row = BucketRow;
 
-export interface Detail {
-  measure: string;
-  isAverage: boolean;
-  isPercentage: boolean;
-  calculatedAverage: boolean;
-  hasPacing: boolean;
-  success: boolean;
-  preferredTrendDirection: string;
-  primarySum: number | null;
-  compareSum: number | null;
-  primaryAvg: number | null;
-  compareAvg: number | null;
-  percentDiff: number | null;
-}
-
-export interface Result {
-  dateRange: { start: string; end: string };
-  compareDateRange?: { start: string; end: string };
-  dimension?: string;
-  dimensionValue?: string;
-  dimensionValues?: Record<string, string>;
-  data: { primary: Row[]; compare: Row[] };
-  measureDetails: Detail[];
-}
+/** The answers' shapes come from the service's own response schemas (src/query/responses.ts). */
+export type Detail = MeasureDetail;
+export type Result = QueryResult;
 
 export interface Response {
   status: number;
