@@ -55,8 +55,12 @@ export const configSchema = z.object({
   INGEST_FLUSH_MS: z.coerce.number().int().min(0).max(10_000).default(20),
   /** Ingestion groups processed at once (1 suits the single-connection embedded stores). */
   INGEST_GROUPS: z.coerce.number().int().min(1).max(64).default(2),
-  /** How long a copy waits for another writer's in-flight write of the same eventId before a 503. */
-  DEDUP_INFLIGHT_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
+  /**
+   * How long a copy waits for another writer's in-flight write of the same eventId before a 503. Longer
+   * than a dead writer's liveness TTL (10 s), so a retry right after a crash takes the lease over
+   * within its own request instead of answering 503.
+   */
+  DEDUP_INFLIGHT_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(12_000),
   /** eventId dedup window and the Redis digest-set layout (see docs/ingestion.md). */
   DEDUP_WINDOW_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   DEDUP_BUCKET_BITS: z.coerce.number().int().min(4).max(24).default(14),

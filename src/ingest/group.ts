@@ -40,7 +40,13 @@ function failure(result: { retry: string; cause: unknown }): AppError {
       2,
     );
   }
-  return new UnavailableError(`Service Unavailable: ${result.retry} did not answer; retry the request`, 1);
+  // A store's breaker knows how long its cool-down still runs; without it, a second is enough.
+  const ms = (result.cause as { retryAfterMs?: number } | null)?.retryAfterMs;
+  const seconds = typeof ms === "number" ? Math.max(1, Math.ceil(ms / 1000)) : 1;
+  return new UnavailableError(
+    `Service Unavailable: ${result.retry} did not answer; retry the request`,
+    seconds,
+  );
 }
 
 export interface GroupOptions {

@@ -4,11 +4,11 @@
  */
 import { expect, it } from "vitest";
 import { startTestApp } from "../helpers/app.js";
-import { dedupSuite } from "./dedup-cases.js";
+import { DEDUP_TEST_ENV, dedupSuite } from "./dedup-cases.js";
 import { eventCount, sendOk } from "./ingest-helpers.js";
 
 dedupSuite("eventId dedup, embedded (SQL dedup in PGlite)", {
-  start: () => startTestApp(),
+  start: () => startTestApp({ env: DEDUP_TEST_ENV }),
   dedup: "sql",
   enabled: true,
   extra(app) {
