@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MONEY_LIMIT, roundMoney } from "../shared/money.js";
+import { HOLDS_CENTS_MESSAGE, holdsCents, MONEY_LIMIT, roundMoney } from "../shared/money.js";
 import { amountSchema, currencySchema, daySchema, percentSchema, required } from "../shared/schemas.js";
 
 /**
@@ -139,6 +139,7 @@ export const overrideSchema = z.strictObject({
     .number({ error: required("must be a number") })
     .min(0, "must be ≥ 0")
     .lt(MONEY_LIMIT, "must be below 10^14")
+    .refine(holdsCents, { message: HOLDS_CENTS_MESSAGE, when: (payload) => payload.issues.length === 0 })
     .transform(roundMoney),
 });
 export type OverrideInput = z.output<typeof overrideSchema>;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { holdsCents } from "../shared/money.js";
+import { HOLDS_CENTS_MESSAGE, holdsCents } from "../shared/money.js";
 
 /** Arrays of identifiers, traits and items hold at most this many entries (docs/ingestion.md, "Known limits"). */
 export const MAX_ARRAY = 100;
@@ -10,8 +10,6 @@ export const EVENTS_BODY_LIMIT = 131_072;
 export const MAX_FUTURE_MS = 10 * 60 * 1000;
 
 const idList = z.array(z.string()).max(MAX_ARRAY);
-const CENTS_MESSAGE =
-  "is beyond what a JSON number holds to the cent (from 2^46, about 7.04 × 10^13, neighbouring cents share one number)";
 /**
  * Money fits the warehouse's Decimal(18, 4): |amount| < 10^14. It is stored from its decimal text
  * (normalize.ts), so it must be a number that stands for one amount to the cent (holdsCents).
@@ -19,7 +17,7 @@ const CENTS_MESSAGE =
 const money = z.number().superRefine((v, ctx) => {
   if (!(Math.abs(v) < 1e14))
     ctx.addIssue({ code: "custom", message: "must be less than 10^14 in magnitude" });
-  else if (!holdsCents(v)) ctx.addIssue({ code: "custom", message: CENTS_MESSAGE });
+  else if (!holdsCents(v)) ctx.addIssue({ code: "custom", message: HOLDS_CENTS_MESSAGE });
 });
 /**
  * Event names are the keys reports group and filter by: an invisible character would split one event

@@ -65,6 +65,9 @@ const centText = (c: bigint): string => {
   return `${c < 0n ? "-" : ""}${abs / 100n}.${(abs % 100n).toString().padStart(2, "0")}`;
 };
 
+export const HOLDS_CENTS_MESSAGE =
+  "is beyond what a JSON number holds to the cent (from 2^46, about 7.04 × 10^13, neighbouring cents share one number)";
+
 /**
  * Whether a JSON number stands for one amount to the cent. A double near 10^14 is 1/64 apart from the
  * next, so 99999999999999.98 and 99999999999999.99 arrive as the same number and the cents the sender

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MONEY_LIMIT, roundMoney } from "./money.js";
+import { HOLDS_CENTS_MESSAGE, holdsCents, MONEY_LIMIT, roundMoney } from "./money.js";
 
 /** Value shapes shared by every module that takes money, rates, days or currencies as input. */
 
@@ -11,6 +11,7 @@ export const amountSchema = z
   .number({ error: required("must be a number") })
   .min(0, "must be ≥ 0")
   .lt(MONEY_LIMIT, "must be below 10^14")
+  .refine(holdsCents, { message: HOLDS_CENTS_MESSAGE, when: (payload) => payload.issues.length === 0 })
   .transform(roundMoney);
 export const percentSchema = z
   .number({ error: required("must be a number") })

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { holdsCents } from "../shared/money.js";
+import { HOLDS_CENTS_MESSAGE, holdsCents } from "../shared/money.js";
 
 /**
  * Record formats a store-platform or ads-platform connector pushes (docs/data-formats.md).
@@ -30,8 +30,7 @@ const money = z
   .number()
   .refine((v) => Number.isFinite(v) && Math.abs(v) < 1e14, "must be a finite amount below 10^14")
   .refine(holdsCents, {
-    message:
-      "is beyond what a JSON number holds to the cent (neighbouring cents share one number from 2^46 on)",
+    message: HOLDS_CENTS_MESSAGE,
     when: (payload) => payload.issues.length === 0,
   });
 const id = z.union([z.string().min(1), z.number().int().transform(String)]);

@@ -357,6 +357,23 @@ describe("events", () => {
     expect(rows).toEqual([{ v: "70000000000000.01" }]);
   });
 
+  it("(d) cost amounts follow the same rule", async () => {
+    const override = await app.call("PUT", "/accounts/api/costs/global-product-override", {
+      ...auth,
+      rawBody: '{"type":"fixed","value":99999999999999.99}',
+      headers: json,
+    });
+    expect(override.status, override.text).toBe(400);
+    expect((override.body as Standard).errors!.map((e) => e.key)).toEqual(["value"]);
+    const line = await app.call("POST", "/accounts/api/costs/lines", {
+      ...auth,
+      rawBody: '{"costType":"order","line":{"name":"Packaging","currency":"USD","amount":99999999999999.99}}',
+      headers: json,
+    });
+    expect(line.status, line.text).toBe(400);
+    expect((line.body as Standard).errors!.map((e) => e.key)).toEqual(["line.amount"]);
+  });
+
   it("(d) an item price is held to the same rule", async () => {
     const res = await postText(
       '{"events":[{"name":"purchase","eventProperties":{"items":[{"id":"a","price":99999999999999.99,"quantity":1}]}}]}',
