@@ -161,7 +161,7 @@ describe("GET /accounts/api/account", () => {
 });
 
 describe("GET /accounts/api/account/settings/order", () => {
-  it("returns the §2.9 defaults when nothing is stored", async () => {
+  it("returns the documented defaults when nothing is stored", async () => {
     const k = await app.pixelWithKey(["account:read"]);
     const res = await app.call("GET", "/accounts/api/account/settings/order", k);
     expect(res.status).toBe(200);

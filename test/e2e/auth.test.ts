@@ -14,7 +14,7 @@ import { startTestApp, type TestApp } from "../helpers/app.js";
 
 /**
  * Walks the route table: every route that is not public gets the whole authentication matrix of
- * DESIGN §4. The app runs with a short key cache (200 ms), so the cache-window test below can see a
+ * docs/authentication.md. The app runs with a short key cache (200 ms), so the cache-window test below can see a
  * revocation made behind the service's back; every other case changes state before the key's first use.
  */
 const app: TestApp = await startTestApp({ env: { KEY_CACHE_MS: "200" } });

@@ -1,5 +1,5 @@
 /**
- * Per-order cost snapshots end to end (issue 6): the catalog and orders arrive through the sync
+ * Per-order cost snapshots end to end (docs/costs.md): the catalog and orders arrive through the sync
  * endpoints, the relay moves `orders.changed` / `costs.changed` to the bus, the recalculation worker
  * (driven with `runOnce`) writes `order_costs` versions, and the query engine's costs and profit
  * measures change for exactly the orders a COG change touches. Embedded stores (PGlite, chDB).

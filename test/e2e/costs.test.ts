@@ -1,5 +1,5 @@
 /**
- * Cost configuration over HTTP (issue 6, "Costs"): GET the bag or one type, POST/PUT/DELETE lines with
+ * Cost configuration over HTTP (docs/costs.md): GET the bag or one type, POST/PUT/DELETE lines with
  * one strict shape per type, the global product override, 404 for unknown and foreign lines (identical
  * bodies), and the `costs.changed` outbox row written in the same transaction as the change — for
  * order, gateway and shipping lines and the override, never for variable and fixed lines. Runs on

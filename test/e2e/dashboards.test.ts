@@ -1,5 +1,5 @@
 /**
- * Dashboard views over HTTP (issue 6, "Dashboard views"; interface §2.7/§4.3, DESIGN §4): create,
+ * Dashboard views over HTTP (docs/dashboards.md): create,
  * get, list, update, delete, copy and from-preset with good, bad and foreign ids; the strict
  * configuration (response-only fields filled with their defaults, settings as subsets, measure keys
  * from the catalog, filters the query engine accepts); the preset's sparkline layout without overlap;

@@ -1,5 +1,5 @@
 /**
- * The eventId dedup suite of issue 3, run against each dedup store by its own test file (one app per
+ * The eventId dedup suite (docs/ingestion.md, "Duplicate means stored"), run against each dedup store by its own test file (one app per
  * file: chDB allows one data directory per process):
  *   ingest-dedup.embedded.test.ts  SqlDedupStore over PGlite
  *   ingest-dedup.postgres.test.ts  SqlDedupStore over the Postgres server (real concurrency)

@@ -1,5 +1,5 @@
 /**
- * `pixelhouse demo` at small scale (issue 4): what it makes arrives through ingestion and sync (the
+ * `pixelhouse demo` at small scale (docs/demo.md): what it makes arrives through ingestion and sync (the
  * warehouse holds exactly what the summary reports), it has the cases the query engine needs (several
  * currencies and statuses, refunds, draft orders, three ad platforms, multi-touch journeys, browser and
  * server purchases sharing eventIds), and the same seed makes the same store.

@@ -92,7 +92,7 @@ describe("the app", () => {
   });
 });
 
-/** DESIGN §4: malformed JSON → 400 `{message, errors:[…]}` (standard entries). */
+/** docs/errors.md: malformed JSON → 400 `{message, errors:[…]}` (standard entries). */
 function expectMalformedBody(body: Record<string, unknown>, message: string) {
   expect(body.message).toBe(message);
   expect(Array.isArray(body.errors)).toBe(true);

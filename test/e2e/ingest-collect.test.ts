@@ -1,5 +1,5 @@
 /**
- * The browser collector end to end (issue 3): POST /tr/api/collect (CORS, pixel id + allowed origins,
+ * The browser collector end to end (docs/ingestion.md, "The browser pixel"): POST /tr/api/collect (CORS, pixel id + allowed origins,
  * sendBeacon-style text/plain), GET /tr/pixel.js, one pipeline with the server API (a browser + server
  * pair with one eventId counts once), and — when Chromium and playwright-core are installed — the
  * real pixel in a headless browser.

@@ -1,7 +1,7 @@
 /**
  * POST /tr/api/events end to end over the embedded stores (PGlite + chDB): acknowledgement and what
  * is stored, the byte-exact body limit, the 400 envelope, auth bodies, header-only ip/ua/locale, IP
- * truncation, user-agent parsing and URL enrichment (interface §2.14, §4.7, §7, §8; issue 3).
+ * truncation, user-agent parsing and URL enrichment (docs/ingestion.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
@@ -511,7 +511,7 @@ describe("POST /tr/api/events: auth uses the standard body", () => {
 });
 
 describe("POST /tr/api/events: body pixelId", () => {
-  it("a body pixelId other than x-pixel-id is 403 and stores nothing (interface §5)", async () => {
+  it("a body pixelId other than x-pixel-id is 403 and stores nothing (docs/authentication.md)", async () => {
     const other = await app.pixelWithKey(["events:write"]);
     const id = eid("pixel-mismatch");
     const res = await app.call("POST", "/tr/api/events", {

@@ -72,7 +72,7 @@ export async function oneRow(app: TestApp, pixelId: string, eventId: string): Pr
   return rows[0]!;
 }
 
-/** Asserts the events API error envelope (interface §2.14) and returns it. */
+/** Asserts the events API error envelope (docs/errors.md) and returns it. */
 export function expectEnvelope(
   res: { status: number; body: unknown; text: string; headers: Headers },
   status: number,

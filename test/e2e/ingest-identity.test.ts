@@ -1,5 +1,5 @@
 /**
- * Identity resolution through POST /tr/api/events (issue 3): identifiers of one event merge their
+ * Identity resolution through POST /tr/api/events (docs/ingestion.md, "Identity"): identifiers of one event merge their
  * identities into the earliest canonical id, the Postgres index and the warehouse identity_links agree,
  * and the canonical id is stable as aliases are added later.
  */

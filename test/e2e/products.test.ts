@@ -1,5 +1,5 @@
 /**
- * Products and variant costs over HTTP (issue 6): catalog search (matching, case, LIKE characters,
+ * Products and variant costs over HTTP (docs/products.md): catalog search (matching, case, LIKE characters,
  * limits, keyset paging that stays stable while products are added), the variant cost record (Form A)
  * and resolved cost (Form B, every tier), COG lines (append, the closing rule, partial updates),
  * handling fees, 404 for unknown and foreign variants and lines with identical bodies, and the

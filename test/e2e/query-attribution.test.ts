@@ -1,5 +1,5 @@
 /**
- * POST /db-mgmt/api/query-attribution (DESIGN §4, issue 5): first_click / last_click / any_click,
+ * POST /db-mgmt/api/query-attribution (docs/query.md, "Attribution"): first_click / last_click / any_click,
  * windows 1 / 7 / 30 / −1, `(none)` for conversions without a touch in the window so totals
  * reconcile, `(not set)` for a touch without the dimension's value, valueSource events with
  * eventName, spend / ROAS / CPA for ad-entity dimensions, filters on touches and on conversions,

@@ -1,5 +1,5 @@
 /**
- * Query result caching (issue 5 "Caching"): `x-cache: miss` then `hit` for the same query;
+ * Query result caching (docs/query.md, "Caching"): `x-cache: miss` then `hit` for the same query;
  * `Cache-Control: no-cache` runs it again (`bypass`) and refreshes the entry; new data for the pixel
  * — an order or refund through sync (service or HTTP), an event — makes the next answer a miss with
  * the new figure; two pixels sending identical queries never share an entry. Run over the in-process

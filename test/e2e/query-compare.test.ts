@@ -1,5 +1,5 @@
 /**
- * Compare period and measureDetails (interface §2.12, issue 5 "Compare period"): data.compare rows
+ * Compare period and measureDetails (docs/query.md, "Compare period and measureDetails"): data.compare rows
  * aligned bucket by bucket with data.primary; primarySum / compareSum; primaryAvg / compareAvg as
  * the per-bucket average of additive measures and the ratio of sums for ratio measures (never an
  * average of per-bucket ratios); percentDiff, null when the compare figure is 0; the flags.

@@ -1,5 +1,5 @@
 /**
- * Currency conversion (DESIGN §4 "Currency", issue 5): every amount converts at the rate of its own
+ * Currency conversion (docs/query.md, "Currency"): every amount converts at the rate of its own
  * UTC day, falling back to the latest earlier rate; an amount whose currency (or the target's) has no
  * rate on or before its day is a 400 naming the currency and the day — never a silent 1.0; the same
  * currency needs no rate; USD is the default; converting there and back returns the original within

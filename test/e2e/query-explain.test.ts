@@ -1,5 +1,5 @@
 /**
- * `?explain=true` (issue 5 "Compiler"): the generated ClickHouse SQL and its parameters, without
+ * `?explain=true` (docs/query.md): the generated ClickHouse SQL and its parameters, without
  * running the query. Every value of the request reaches the SQL as a bound `{pN:Type}` placeholder:
  * none of the request's values (pixel id, dates, timezone, currency, filter strings and numbers,
  * exclusion values, event names, limits) appears in the SQL text, every placeholder has its

@@ -1,5 +1,5 @@
 /**
- * Canonical filters (DESIGN §4) through POST /db-mgmt/api/query on a hand-computed fixture: every
+ * Canonical filters (docs/query.md) through POST /db-mgmt/api/query on a hand-computed fixture: every
  * operator on every field type, nesting several levels deep, how `not_*` and `not` treat absent
  * values (documented in src/query/filters/compile.ts: '' for text, [] for lists, NULL otherwise),
  * empty lists, and the 400s that name an unknown field, an unknown or ill-typed operator, or a field

@@ -1,5 +1,5 @@
 /**
- * Order settings (interface §2.9, DESIGN §4): which orders count (pending, voided), exclusion filters
+ * Order settings (docs/query.md, "Order settings"): which orders count (pending, voided), exclusion filters
  * (enabled ones only; condition groups with and/or logic) removing orders from revenue, refunds,
  * customer, attribution and cohort figures, refundDateAttribution moving refunds between days, and the
  * account's stored settings (accounts.order_settings) merged with a request's overrides.
@@ -342,7 +342,7 @@ describe("exclusion filters", () => {
   });
 
   it("takes the interface's camelCase field names (sourceName)", async () => {
-    // interface §2.9 gives `sourceName` as the example condition field: X1 excluded → 395 − 60 = 335
+    // `sourceName` is the documented example condition field: X1 excluded → 395 − 60 = 335
     const camel = exclusion("camel", [
       { logic: "and", conditions: [["sourceName", "equals", "draft_orders"]] },
     ]);

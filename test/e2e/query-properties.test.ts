@@ -1,5 +1,5 @@
 /**
- * Property tests of attribution (issue 5 "Invariants checked by property tests over generated data"),
+ * Property tests of attribution (docs/query.md, "Attribution"),
  * each run on a fresh pixel loaded through the public paths (events over HTTP, orders through sync):
  *
  * - last_click and first_click: attributed orders over all dimension values, `(none)` included,

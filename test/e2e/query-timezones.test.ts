@@ -1,5 +1,5 @@
 /**
- * Time buckets and date ranges in the query timezone (DESIGN §4, issue 5 "Timezones"): hour, day,
+ * Time buckets and date ranges in the query timezone (docs/query.md, "Time"): hour, day,
  * week (Monday start), month, quarter and year buckets; the 23-hour day (America/New_York
  * 2026-03-08, clocks 02:00 EST → 03:00 EDT) and the 25-hour day (2026-11-01, 02:00 EDT → 01:00 EST)
  * with the exact instants each row covers; empty buckets present with zeros; relative dates

@@ -1,5 +1,5 @@
 /**
- * The sync endpoints for connectors (issue 4): POST /accounts/api/sync/{kind} over the real app and
+ * The sync endpoints for connectors (docs/data-formats.md): POST /accounts/api/sync/{kind} over the real app and
  * embedded stores. Per kind: good batches land in the store (products in Postgres, the rest in the
  * warehouse, read with FINAL/argMax), bad records are rejected one by one with their index and
  * field, versions decide (newer → updated, same/older → unchanged, nothing written), duplicates in
