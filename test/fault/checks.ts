@@ -131,9 +131,14 @@ export function violations(run: ScenarioRun, f: Figures) {
 
   const nothingLost: string[] = [];
   if (f.lost.length) {
-    const batches = new Set(f.lost.map((id) => id.replace(/-e\d+$/, "")));
+    const lost = new Set(f.lost);
+    const batches = ledger.batches.filter((b) => b.ids.some((id) => lost.has(id)));
+    const duplicates = batches.reduce((s, b) => s + (b.resend?.duplicatesSkipped ?? 0), 0);
     nothingLost.push(
-      `${f.lost.length} of ${f.idsSent} id(s) sent are not stored after the resend (${f.lostAcknowledged.length} of them acknowledged), in ${batches.size} batch(es), e.g. ${examples(f.lost, run)}`,
+      `${f.lost.length} of ${f.idsSent} id(s) sent are not stored after the resend (${f.lostAcknowledged.length} of them acknowledged), in ${batches.length} batch(es), which the first resend answered with ${duplicates} duplicate(s); e.g. ${examples(f.lost, run)}; batches ${batches
+        .slice(0, EXAMPLES)
+        .map((b) => `${batchName(b)} acknowledged during load: ${b.ackedInLoad}`)
+        .join("; ")}`,
     );
   }
   for (const r of [run.resend, run.verify]) {

@@ -1,8 +1,9 @@
 /**
  * SIGKILL of the service on embedded stores (PGlite, chDB, in-process cache; dedup ids in PGlite)
- * under load, restarted at once on the same DATA_DIR.
+ * under load, twice — an INSERT under way, then one just landed — restarted at once each time on the
+ * same DATA_DIR.
  */
-import { describeFaultScenario, killAtInsertAndRestart } from "./scenario.js";
+import { describeFaultScenario, killTwiceAndRestart } from "./scenario.js";
 
 describeFaultScenario(
   {
@@ -10,7 +11,7 @@ describeFaultScenario(
     title: "SIGKILL and restart on embedded stores",
     stores: "embedded",
     restartsService: true,
-    inject: killAtInsertAndRestart,
+    inject: killTwiceAndRestart,
   },
   undefined,
 );

@@ -1,8 +1,9 @@
 /**
- * SIGKILL of the service on server stores (its own Postgres and Redis, chDB in DATA_DIR; dedup digests
- * in Redis) under load, restarted at once on the same DATA_DIR and servers.
+ * SIGKILL of the service on server stores (its own Postgres and Redis, chDB in DATA_DIR; dedup
+ * digests in Redis) under load, twice — an INSERT under way, then one just landed — restarted at once
+ * each time on the same DATA_DIR and servers.
  */
-import { describeFaultScenario, killAtInsertAndRestart } from "./scenario.js";
+import { describeFaultScenario, killTwiceAndRestart } from "./scenario.js";
 import { serverStoresMissing } from "./servers.js";
 
 describeFaultScenario(
@@ -11,7 +12,7 @@ describeFaultScenario(
     title: "SIGKILL and restart on Postgres + Redis",
     stores: "server",
     restartsService: true,
-    inject: killAtInsertAndRestart,
+    inject: killTwiceAndRestart,
   },
   await serverStoresMissing(),
 );

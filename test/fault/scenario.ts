@@ -3,7 +3,7 @@
  * mid-load, two full resends, then the raw events table read back and checked, each guarantee as a
  * test of its own so a run tells which one broke and how.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,16 +23,33 @@ import { nextInsertPart, preparePixel, readRawEvents, ServiceProcess, serviceEnv
 const PIXEL_ID = "fault";
 
 /**
- * The crash: SIGKILL the moment a group's INSERT into the events table has landed, before its
- * requests are answered (stored but not acknowledged); other requests are in flight at that moment,
- * reserved but not stored. Then the service starts again on the same DATA_DIR and servers.
+ * The crash, twice: SIGKILL while a group's INSERT into the events table is under way (its dedup
+ * leases taken, nothing stored), restart; once the load is acknowledged again, SIGKILL the moment a
+ * group's INSERT has landed (stored, its requests not yet answered), restart. Each time other
+ * requests are in flight too. Each restart is on the same DATA_DIR and servers.
  */
-export async function killAtInsertAndRestart(ctx: FaultContext): Promise<void> {
-  const part = await nextInsertPart(ctx.eventsDir, 30_000);
+export async function killTwiceAndRestart(ctx: FaultContext): Promise<void> {
+  await killAt(ctx, "started");
+  const mark = ctx.load.acked();
+  await ctx.load.until(
+    () => ctx.load.acked() >= mark + DEFAULT_LOAD.clients,
+    45_000,
+    "load acknowledged after the first restart",
+  );
+  ctx.note("load acknowledged again");
+  await killAt(ctx, "landed");
+}
+
+async function killAt(ctx: FaultContext, moment: "started" | "landed"): Promise<void> {
+  const part = await nextInsertPart(ctx.eventsDir, moment, 30_000);
   await ctx.service.kill();
-  ctx.note(`service killed (SIGKILL) as part ${part} of events appeared`);
+  const final = part.replace(/^tmp_insert_/, "");
+  const landed = existsSync(join(ctx.eventsDir, final));
+  ctx.note(
+    `SIGKILL as part ${final} ${moment === "started" ? "was being written" : "appeared"} (${landed ? "it had landed" : "it had not landed"})`,
+  );
   await ctx.service.start();
-  ctx.note(`service restarted (pid ${ctx.service.pid})`);
+  ctx.note(`restarted (pid ${ctx.service.pid})`);
 }
 
 /** How long a store stays down in the outage scenarios: FAULT_OUTAGE_SECONDS, default 3, at most 60. */

@@ -73,23 +73,30 @@ export async function preparePixel(
 }
 
 /**
- * Resolves with the name of the next part an INSERT adds to the events table (one block number:
- * `<partition>_<n>_<n>_<level>`, renamed into place from `tmp_insert_…` once written; level 1 as
- * ReplacingMergeTree applies its merge on insert): the moment a group's events are stored and its
- * requests not yet answered. Rejects after `timeoutMs`.
+ * Resolves with the name of the next part an INSERT adds to the events table, at one of two moments:
+ * `started` when its `tmp_insert_…` directory appears (the group holds its dedup leases and is
+ * writing; nothing is stored yet), `landed` when it is renamed into place (the group's events are
+ * stored and its requests not yet answered). A part of one block is `<partition>_<n>_<n>_<level>`
+ * (level 1: ReplacingMergeTree applies its merge on insert); merges cover several blocks.
+ * Rejects after `timeoutMs`.
  */
-export function nextInsertPart(eventsDir: string, timeoutMs: number): Promise<string> {
+export function nextInsertPart(
+  eventsDir: string,
+  moment: "started" | "landed",
+  timeoutMs: number,
+): Promise<string> {
+  const pattern = moment === "started" ? /^tmp_insert_\d+_(\d+)_\1_\d+$/ : /^\d+_(\d+)_\1_\d+$/;
   return new Promise((resolvePart, reject) => {
     const watcher = watch(eventsDir, (_event, filename) => {
       const name = filename?.toString() ?? "";
-      if (!/^\d+_(\d+)_\1_\d+$/.test(name) || !existsSync(join(eventsDir, name))) return;
+      if (!pattern.test(name) || !existsSync(join(eventsDir, name))) return;
       clearTimeout(timer);
       watcher.close();
       resolvePart(name);
     });
     const timer = setTimeout(() => {
       watcher.close();
-      reject(new Error(`no insert into the events table within ${timeoutMs} ms`));
+      reject(new Error(`no insert into the events table ${moment} within ${timeoutMs} ms`));
     }, timeoutMs);
   });
 }
