@@ -40,7 +40,8 @@ export function ingestRoutes(deps: IngestRouteDeps) {
         "Body limit 131072 bytes on the raw bytes. Acknowledged (200) only after the events are durably " +
         "written. `eventId` deduplicates within 30 days; `ipAddress`, `userAgent` and `locale` come only " +
         "from the body. Optional `timestamp` (ISO-8601 with offset, at most 10 minutes ahead) is when the " +
-        "event happened; it defaults to the receive time. Extra keys are kept as properties.",
+        "event happened; it defaults to the receive time. Extra keys are kept as properties. The body may " +
+        "come gzip or deflate compressed (Content-Encoding); the limit holds for the decompressed size too.",
       body: eventsEnvelopeSchema,
       bodyDoc: z.object({ pixelId: z.string().optional(), events: z.array(eventSchema).min(1).max(100) }),
       bodyLimit: EVENTS_BODY_LIMIT,
@@ -48,6 +49,7 @@ export function ingestRoutes(deps: IngestRouteDeps) {
       errorEnvelope: "events",
       rateLimit: "ingest",
       responses: {
+        "415": "A Content-Encoding other than gzip or deflate (Accept-Encoding names those)",
         "503": "A store did not answer; nothing of the request was stored: retry after Retry-After",
       },
       response: ingestResponseSchema,
