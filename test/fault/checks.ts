@@ -105,8 +105,16 @@ export function violations(run: ScenarioRun, f: Figures) {
     );
   }
   if (f.lostAcknowledged.length) {
+    const missing = new Set(f.lostAcknowledged);
+    const batches = ledger.batches.filter((b) => b.ids.some((id) => missing.has(id)));
+    const inLoad = batches
+      .filter((b) => b.ackedInLoad)
+      .reduce((s, b) => s + b.ids.filter((id) => missing.has(id)).length, 0);
+    const duplicates = batches
+      .filter((b) => !b.ackedInLoad)
+      .reduce((s, b) => s + (b.resend?.duplicatesSkipped ?? 0), 0);
     exactlyOnce.push(
-      `${f.lostAcknowledged.length} acknowledged id(s) not stored at all (answered as stored or duplicate, no copy), e.g. ${examples(f.lostAcknowledged, run)}`,
+      `${f.lostAcknowledged.length} acknowledged id(s) have no copy in the raw table: ${inLoad} acknowledged during the load, ${f.lostAcknowledged.length - inLoad} only by a resend (whose answers for those batches counted ${duplicates} duplicate(s)), e.g. ${examples(f.lostAcknowledged, run)}`,
     );
   }
   if (f.ackedBeforeStored.length) {

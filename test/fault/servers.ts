@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REQUIRE_SERVER_STORES } from "../helpers/env.js";
@@ -99,6 +99,7 @@ export async function startFaultRedis(options: { appendonly: boolean }): Promise
  * (CI) a missing binary is an error instead of a skip.
  */
 export async function serverStoresMissing(): Promise<string | undefined> {
+  await postgresBinariesOnPath();
   const missing: string[] = [];
   for (const bin of ["redis-server", "initdb", "pg_ctl"]) if (!(await which(bin))) missing.push(bin);
   if (missing.length === 0) return undefined;
@@ -106,4 +107,18 @@ export async function serverStoresMissing(): Promise<string | undefined> {
   if (REQUIRE_SERVER_STORES) throw new Error(reason);
   console.warn(reason);
   return reason;
+}
+
+/**
+ * Debian's postgresql packages keep initdb and pg_ctl in /usr/lib/postgresql/<version>/bin, off PATH
+ * (.ci/run installs them so): the newest such directory is added to this process's PATH.
+ */
+async function postgresBinariesOnPath(): Promise<void> {
+  if ((await which("initdb")) && (await which("pg_ctl"))) return;
+  const base = "/usr/lib/postgresql";
+  if (!existsSync(base)) return;
+  const versions = readdirSync(base)
+    .filter((v) => existsSync(join(base, v, "bin", "initdb")))
+    .sort((a, b) => Number(b) - Number(a));
+  if (versions[0]) process.env.PATH = `${join(base, versions[0], "bin")}:${process.env.PATH ?? ""}`;
 }
