@@ -80,6 +80,10 @@ export function runSettings(limits: ConsoleLimits, rowLimit: number): EngineSett
     // The analyst CTEs must be visible in every subquery and UNION part (layer 2 relies on it).
     enable_global_with_statement: 1,
     allow_introspection_functions: 0,
+    // The lowest CPU priority (nice 19) for the query's threads, so ingestion and the API run first
+    // when the console keeps every core busy. The engine sets it only with CAP_SYS_NICE (root, or
+    // `cap_add: SYS_NICE`); elsewhere it is a no-op and max_threads alone bounds the console's share.
+    os_thread_priority: 19,
     ...(limits.maxThreads ? { max_threads: limits.maxThreads } : {}),
   };
 }
