@@ -138,7 +138,8 @@ export function consoleRoutes(console: ConsoleService) {
         "`ad_metrics`, `identities`, `fx_rates`, always confined to the caller's pixel. Refused queries and " +
         "engine errors answer 400 `{message}`. `format: csv` answers text/csv with the applied limit in " +
         "`x-row-limit`; the row count and truncation come in `x-row-count` and `x-truncated`, as headers when " +
-        "the result fits in 64 KiB, else as HTTP trailers after the streamed body. 429 / 503 with Retry-After " +
+        "the result fits in 64 KiB, else as HTTP trailers after the streamed body. A result larger than " +
+        "CONSOLE_MAX_RESULT_BYTES (64 MiB) answers 400. 429 / 503 with Retry-After " +
         "when no reader frees up in time. See docs/sql-console.md.",
       body: sqlRequest,
       bodyLimit: 256 * 1024,
