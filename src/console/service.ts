@@ -285,10 +285,9 @@ export function encodeJson(
   // Rows are one line each (JSON escapes newlines in strings): the lines joined by commas are the array.
   const rows = text.slice(rowsStart, end).replace(/\n$/, "").replaceAll("\n", ",");
   const columns = names.map((name, i) => ({ name, type: types[i] ?? "" }));
-  const body =
-    `{"columns":${JSON.stringify(columns)},"rows":[${rows}],"rowCount":${rowCount},` +
-    `"truncated":${truncated},"elapsedMs":${stats.elapsedMs},"rowsRead":${stats.rowsRead},` +
-    `"bytesRead":${stats.bytesRead},"limit":${limit}}`;
+  // The rest as JSON.stringify writes it: a missing statistic is left out, as `res.json` would.
+  const rest = JSON.stringify({ rowCount, truncated, ...stats, limit });
+  const body = `{"columns":${JSON.stringify(columns)},"rows":[${rows}],${rest.slice(1)}`;
   if (Buffer.byteLength(body) > maxBytes) throw new ResultTooLargeError(maxBytes);
   return {
     body,
