@@ -39,7 +39,7 @@ const IN_FUNCTIONS = new Set([
  * database and table.
  */
 const SERVER_COLUMNS = new Set(["_database", "_table"]);
-/** Functions that take an aggregate function's name as a string: it must be an allowed aggregate. */
+/** Functions that take an aggregate function's name as a string: that name is checked like a call. */
 const NAMES_AN_AGGREGATE = new Set(["arrayReduce", "arrayReduceInRanges", "initializeAggregation"]);
 
 const DICTIONARIES = REFUSED_FUNCTIONS.dictionaries!.why;
