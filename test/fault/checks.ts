@@ -225,6 +225,30 @@ export function violations(run: ScenarioRun, f: Figures) {
   return { exactlyOnce, nothingLost, failures, recovered, resendIdempotent };
 }
 
+/**
+ * The batch the first resend took longest to get acknowledged, and what the failed answers said (by
+ * message): where a fault leaves ids unstorable for a while.
+ */
+export function formatResendDetail(run: ScenarioRun): string {
+  const slowest = run.ledger.batches
+    .filter((b) => b.resendMs !== undefined)
+    .sort((a, b) => b.resendMs! - a.resendMs!)[0];
+  const messages = new Map<string, number>();
+  for (const x of run.ledger.failures) {
+    const label = `${x.phase}: ${x.what}${x.body ? ` ${x.body.replace(/\d+/g, "N")}` : ""}`;
+    messages.set(label, (messages.get(label) ?? 0) + 1);
+  }
+  const tries = slowest
+    ? run.ledger.failures
+        .filter((x) => x.phase === "resend" && x.batch === batchName(slowest))
+        .map((x) => `${x.what} in ${(x.ms / 1000).toFixed(1)} s`)
+    : [];
+  return (
+    `  slowest first resend: ${slowest ? `${batchName(slowest)} acknowledged after ${slowest.resendAttempts} attempt(s), ${(slowest.resendMs! / 1000).toFixed(1)} s${tries.length ? ` (failed: ${tries.join(", ")})` : ""}` : "none"}` +
+    `\n  failed answers: ${byLabel(messages)}`
+  );
+}
+
 export function formatSummary(run: ScenarioRun, f: Figures): string {
   const r = f.requests;
   return (

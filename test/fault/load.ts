@@ -34,6 +34,9 @@ export interface Batch {
   resend?: IngestAnswer;
   verify?: IngestAnswer;
   attempts: number;
+  /** The first resend: attempts it took and how long from its first attempt to the acknowledgement. */
+  resendAttempts?: number;
+  resendMs?: number;
 }
 
 export interface FailedRequest {
@@ -42,8 +45,11 @@ export interface FailedRequest {
   /** `503`, `500`, `conn:ECONNREFUSED`, `timeout`, `200 short` (a 200 not covering the batch)… */
   what: string;
   retryAfter: string | undefined;
+  /** The error message of a JSON answer (`message`), else the start of the body. */
   body: string;
   at: number;
+  /** How long the request took. */
+  ms: number;
 }
 
 export interface Target {
@@ -195,6 +201,16 @@ function pauseMs(o: Outcome, failuresInARow: number, capMs: number): number {
   return Math.min(100 * 2 ** Math.min(failuresInARow, 10), capMs);
 }
 
+function messageOf(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { message?: unknown };
+    if (typeof parsed.message === "string") return parsed.message;
+  } catch {
+    // not JSON
+  }
+  return text.slice(0, 300);
+}
+
 /** One attempt at one batch, recorded in the ledger; true when acknowledged. */
 async function attempt(
   ledger: Ledger,
@@ -206,6 +222,7 @@ async function attempt(
 ): Promise<{ ok: boolean; outcome: Outcome }> {
   ledger.requests[phase]++;
   batch.attempts++;
+  const started = performance.now();
   const outcome = await post(agent, target, body(batch, tag), ledger.options.requestTimeoutMs);
   const failure = describeOutcome(outcome, batch.ids.length);
   if (failure) {
@@ -214,8 +231,9 @@ async function attempt(
       batch: batchName(batch),
       what: failure,
       retryAfter: outcome.kind === "http" ? outcome.retryAfter : undefined,
-      body: outcome.kind === "http" ? outcome.body.slice(0, 300) : "",
+      body: outcome.kind === "http" ? messageOf(outcome.body) : "",
       at: Date.now(),
+      ms: performance.now() - started,
     });
     return { ok: false, outcome };
   }
@@ -327,11 +345,16 @@ export async function resendAll(
   const client = async (c: number) => {
     for (const batch of ledger.batches.filter((b) => b.client === c)) {
       let acked = false;
+      const first = performance.now();
       for (let n = 1; n <= bounds.maxAttempts && !acked; n++) {
         const { ok, outcome } = await attempt(ledger, agent, target, batch, phase, `${prefix}.${n}`);
         if (ok && outcome.kind === "http" && outcome.json) {
           acked = true;
           batch[phase] = outcome.json;
+          if (phase === "resend") {
+            batch.resendAttempts = n;
+            batch.resendMs = performance.now() - first;
+          }
         } else if (performance.now() - started < bounds.deadlineMs) {
           await delay(pauseMs(outcome, n - 1, ledger.options.retryCapMs));
         } else break;

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Figures, figuresOf, formatSummary, violations } from "./checks.js";
+import { type Figures, figuresOf, formatResendDetail, formatSummary, violations } from "./checks.js";
 import {
   DEFAULT_LOAD,
   Ledger,
@@ -168,7 +168,7 @@ export function describeFaultScenario(spec: ScenarioSpec, skip: string | undefin
       await running.stop();
       load = undefined;
       note(`load stopped: ${ledger.batches.length} batches, ${ledger.requests.load} requests`);
-      const resend = await resendAll(ledger, target, "resend", { maxAttempts: 40, deadlineMs: 60_000 });
+      const resend = await resendAll(ledger, target, "resend", { maxAttempts: 40, deadlineMs: 90_000 });
       note(`first resend: ${resend.requests} requests in ${resend.ms.toFixed(0)} ms`);
       const verify = await resendAll(ledger, target, "verify", { maxAttempts: 10, deadlineMs: 20_000 });
       note(`second resend: ${verify.requests} requests in ${verify.ms.toFixed(0)} ms`);
@@ -197,7 +197,9 @@ export function describeFaultScenario(spec: ScenarioSpec, skip: string | undefin
         ms: performance.now() - started,
       };
       figures = figuresOf(run);
-      console.info(`${formatSummary(run, figures)}\n  timeline: ${timeline.join(" · ")}`);
+      console.info(
+        `${formatSummary(run, figures)}\n  timeline: ${timeline.join(" · ")}\n${formatResendDetail(run)}`,
+      );
     }, 240_000);
 
     afterAll(async () => {

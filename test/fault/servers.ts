@@ -20,6 +20,9 @@ export interface FaultRedis {
   start(): Promise<void>;
   /** SIGTERM and wait for the exit: without persistence everything it held is gone. */
   stop(): Promise<void>;
+  /** SIGSTOP: connections stay open, commands are read later; nothing is answered meanwhile. */
+  freeze(): void;
+  thaw(): void;
   /** Stops it and removes its directory (afterAll; safe to call twice). */
   remove(): Promise<void>;
 }
@@ -77,6 +80,7 @@ export async function startFaultRedis(options: { appendonly: boolean }): Promise
     proc = undefined;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, "exit");
+    child.kill("SIGCONT");
     child.kill("SIGTERM");
     await exited;
   };
@@ -86,6 +90,8 @@ export async function startFaultRedis(options: { appendonly: boolean }): Promise
     appendonly: options.appendonly,
     start,
     stop,
+    freeze: () => proc?.kill("SIGSTOP"),
+    thaw: () => proc?.kill("SIGCONT"),
     async remove() {
       await stop();
       process.off("exit", killOnExit);
