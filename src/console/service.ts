@@ -177,11 +177,14 @@ export class ConsoleService {
           // chDB's stream renders each block as a CSVWithNames document of its own, header included.
           const headers = reader.kind === "chdb" ? new RepeatedHeader() : undefined;
           let sent = 0;
-          for await (const chunk of reader.queryStream(query.sql, query.params, {
-            settings: query.settings,
-            format: "CSVWithNames",
-            ...(signal ? { signal } : {}),
-          })) {
+          const options = { settings: query.settings, format: "CSVWithNames", ...(signal ? { signal } : {}) };
+          // Where starting a stream would hold the event loop (chDB analyses the query, scalar
+          // subqueries included, on the calling thread), the answer is computed whole off it: the
+          // result-size cap bounds it, and a failure is a clean 400 before any byte is sent.
+          const chunks = reader.streamStartBlocks
+            ? wholeAnswer(reader.queryText(query.sql, query.params, options))
+            : reader.queryStream(query.sql, query.params, options);
+          for await (const chunk of chunks) {
             const part = cutter.push(headers ? headers.strip(chunk) : chunk);
             sent += part.length;
             // Thrown like an engine failure: a 400 before the first bytes went out, a reset after.
@@ -376,4 +379,8 @@ export function cutCsv(text: string, limit: number): { csv: string; rowCount: nu
   const cutter = new CsvCutter(limit);
   const part = cutter.push(Buffer.from(text));
   return { csv: Buffer.from(part).toString("utf8"), rowCount: cutter.rowCount, truncated: cutter.truncated };
+}
+
+async function* wholeAnswer(answer: Promise<{ text: string }>): AsyncGenerator<Uint8Array> {
+  yield Buffer.from((await answer).text);
 }

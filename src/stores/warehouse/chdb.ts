@@ -21,6 +21,7 @@ import { compactRows, SHARED_SETTINGS, settingsClause } from "./settings.js";
  */
 export class ChdbWarehouse implements WarehouseStore {
   readonly kind = "chdb" as const;
+  readonly streamStartBlocks = true;
   private readonly readers = new Set<ChdbWarehouse>();
 
   private constructor(

@@ -36,6 +36,7 @@ export interface ClickHouseOptions {
 /** ClickHouse server over HTTP with @clickhouse/client. */
 export class ClickHouseWarehouse implements WarehouseStore {
   readonly kind = "clickhouse" as const;
+  readonly streamStartBlocks = false;
   private readonly readers = new Set<ClickHouseWarehouse>();
 
   private constructor(

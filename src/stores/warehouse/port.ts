@@ -44,6 +44,12 @@ export interface QueryStats {
 
 export interface WarehouseStore {
   readonly kind: "clickhouse" | "chdb";
+  /**
+   * True when `queryStream` parses and analyses the query — constant expressions and scalar
+   * subqueries included — on the calling thread before its first chunk (chDB), so a caller that must
+   * not hold the event loop asks `queryText` (computed off it) instead.
+   */
+  readonly streamStartBlocks: boolean;
   /** The database every unqualified table name resolves in. */
   readonly database: string;
   /** Runs a SELECT and returns its rows as objects (JSONEachRow). */
