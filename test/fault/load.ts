@@ -113,12 +113,6 @@ export class Ledger {
     this.batches.push(batch);
     return batch;
   }
-
-  ackedInLoad(): number {
-    let n = 0;
-    for (const b of this.batches) if (b.ackedInLoad) n++;
-    return n;
-  }
 }
 
 /** Names a batch in messages: client/sequence and its first id. */

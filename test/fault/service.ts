@@ -18,7 +18,7 @@ import { ChdbWarehouse } from "../../src/stores/warehouse/chdb.js";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../../..");
 const BIN = join(ROOT, "bin/pixelhouse.mjs");
-export const KEY_SECRET = "fault-secret-fault-secret-fault-secret-01";
+const KEY_SECRET = "fault-secret-fault-secret-fault-secret-01";
 const DATABASE = "pixelhouse";
 
 /** The child's environment: this process's, minus anything that would point it at other stores. */
@@ -130,7 +130,7 @@ export class ServiceProcess {
 
   /** Should the test process end without its afterAll, the service must not outlive it. */
   private readonly killOnExit = () => {
-    if (this.child?.pid) {
+    if (this.child?.pid && this.alive()) {
       try {
         process.kill(-this.child.pid, "SIGKILL");
       } catch {
@@ -226,8 +226,6 @@ export class ServiceProcess {
         : undefined;
     await exited;
     clearTimeout(timer);
-    // Whatever it started (a PGlite worker is a thread, but be sure) goes with it.
-    this.groupKill(child.pid, "SIGKILL");
     return forced ? null : child.exitCode;
   }
 
