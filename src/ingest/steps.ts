@@ -1,6 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { monotonicFactory } from "ulid";
-import type { DedupLease, DedupStore } from "../stores/dedup/port.js";
+import { type DedupLease, type DedupStore, ReservationUncertainError } from "../stores/dedup/port.js";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
 import type { IdentityResolver } from "./identity.js";
 import { type IngestContext, type NormalizedEvent, normalizeEvent } from "./normalize.js";
@@ -135,7 +135,15 @@ export async function dedupStep(
     }
     return { ok: true, leases, claims };
   } catch (err) {
-    return { ok: false, retry: step, cause: err, leases, claims };
+    // A reservation that failed part-way may hold leases all the same: they are released with the rest.
+    if (err instanceof ReservationUncertainError) leases.push(err.lease);
+    return {
+      ok: false,
+      retry: step,
+      cause: err instanceof ReservationUncertainError ? err.cause : err,
+      leases,
+      claims,
+    };
   }
 }
 

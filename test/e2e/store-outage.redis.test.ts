@@ -5,6 +5,8 @@
  * recovers without a restart.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ReservationUncertainError } from "../../src/stores/dedup/port.js";
+import { RedisDedupStore } from "../../src/stores/dedup/redis.js";
 import { RedisKv } from "../../src/stores/kv/redis.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { type OwnRedis, startOwnRedis, which } from "../helpers/own-servers.js";
@@ -112,6 +114,45 @@ describe.skipIf(!haveRedis)("Redis outage", () => {
     console.info(`redis stopped: time to 503 max ${Math.max(...taken).toFixed(0)} ms`);
     await redis.start();
     console.info(`redis restarted: recovered after ${(await expectRecovery()).toFixed(0)} ms`);
+  });
+
+  it("a dedup reservation whose answer was lost to a freeze is released, not left blocking its ids", async () => {
+    const prefix = `${uniqueName("pxh_uncertain")}:`;
+    const options = {
+      windowDays: 30,
+      ownerTtlSeconds: 10,
+      leaseSeconds: 60,
+      periodDays: 10,
+      bucketBits: 4,
+      prefix,
+    };
+    const kvA = new RedisKv(redis.url, prefix, { commandTimeoutMs: 200 });
+    const kvB = new RedisKv(redis.url, prefix);
+    const a = new RedisDedupStore(kvA.client, { ...options, mayHoldIds: async () => false });
+    const b = new RedisDedupStore(kvB.client, { ...options, mayHoldIds: async () => false });
+    try {
+      await a.reserve("px", ["warm-up"]);
+      redis.freeze();
+      let failed: unknown;
+      try {
+        await a.reserve("px", ["lost-answer"]);
+      } catch (err) {
+        failed = err;
+      } finally {
+        redis.thaw();
+      }
+      // The script was sent before the freeze and ran after it: a's lease exists, a is alive.
+      expect(failed).toBeInstanceOf(ReservationUncertainError);
+      expect((await b.reserve("px", ["lost-answer"])).status).toEqual(["inflight"]);
+      await a.release((failed as ReservationUncertainError).lease);
+      expect((await b.reserve("px", ["lost-answer"])).status).toEqual(["fresh"]);
+    } finally {
+      redis.thaw();
+      await a.close();
+      await b.close();
+      await kvA.close();
+      await kvB.close();
+    }
   });
 
   it("Redis frozen: each answer within 2 s, at once once the breaker opened; thawed: recovers", async () => {

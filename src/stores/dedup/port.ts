@@ -30,6 +30,20 @@ export interface DedupStore {
   close(): Promise<void>;
 }
 
+/**
+ * A reservation that failed part-way (the store stopped answering, a timeout) may still have taken
+ * some of its leases. The error carries a lease covering every id asked for, so the caller can
+ * release it: releasing only ever removes entries this very lease holds.
+ */
+export class ReservationUncertainError extends Error {
+  constructor(
+    readonly lease: DedupLease,
+    cause: unknown,
+  ) {
+    super(`dedup reservation failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+  }
+}
+
 export interface Reservation {
   status: DedupStatus[];
   lease: DedupLease;

@@ -2,7 +2,14 @@ import { createHash, randomInt } from "node:crypto";
 import type { Redis } from "ioredis";
 import { KvUnavailableError } from "../kv/port.js";
 import { Heartbeat, newOwnerId } from "./heartbeat.js";
-import type { DedupLease, DedupOptions, DedupStatus, DedupStore, Reservation } from "./port.js";
+import {
+  type DedupLease,
+  type DedupOptions,
+  type DedupStatus,
+  type DedupStore,
+  type Reservation,
+  ReservationUncertainError,
+} from "./port.js";
 
 const DAY_MS = 86_400_000;
 /** Ids are bucketed by 10-day periods; a period's keys expire the window after it ends. */
@@ -185,6 +192,21 @@ export class RedisDedupStore implements DedupStore {
       }
       return raw;
     };
+    const uncertain = (err: unknown) =>
+      new ReservationUncertainError(
+        {
+          pixelId,
+          token,
+          ids: [...ids],
+          detail: {
+            keys: located.map((l) => l.keys[0]!),
+            fields: located.map((l) => l.field),
+            leaseValue,
+            dayInPeriod: Math.floor((now % periodMs) / DAY_MS),
+          } satisfies Detail,
+        },
+        err,
+      );
     const status: DedupStatus[] = [];
     const owners: string[] = [];
     const take = (indexes: number[], raw: (number | string)[]) =>
@@ -193,17 +215,23 @@ export class RedisDedupStore implements DedupStore {
         owners[i] = String(raw[2 * n + 1] ?? "");
       });
     const all = ids.map((_, i) => i);
-    take(all, await run(all, []));
-    // Leases of owners whose heartbeat stopped are taken over (and confirmed by the caller).
-    const held = all.filter((i) => status[i] === "inflight" && owners[i] && owners[i] !== this.owner);
-    if (held.length) {
-      const distinct = [...new Set(held.map((i) => owners[i]!))];
-      const alive = await this.redis.mget(...distinct.map((o) => this.liveKey(o)));
-      const dead = distinct.filter((_, n) => alive[n] === null);
-      if (dead.length) {
-        const again = held.filter((i) => dead.includes(owners[i]!));
-        take(again, await run(again, dead));
+    try {
+      take(all, await run(all, []));
+      // Leases of owners whose heartbeat stopped are taken over (and confirmed by the caller).
+      const held = all.filter((i) => status[i] === "inflight" && owners[i] && owners[i] !== this.owner);
+      if (held.length) {
+        const distinct = [...new Set(held.map((i) => owners[i]!))];
+        const alive = await this.redis.mget(...distinct.map((o) => this.liveKey(o)));
+        const dead = distinct.filter((_, n) => alive[n] === null);
+        if (dead.length) {
+          const again = held.filter((i) => dead.includes(owners[i]!));
+          take(again, await run(again, dead));
+        }
       }
+    } catch (err) {
+      // Redis may have run the script and only its answer was lost: those leases are this live
+      // process's, so nobody would take them over before they lapse. The caller releases them.
+      throw uncertain(err);
     }
     const mine = all.filter((i) => status[i] === "fresh" || status[i] === "reclaimed");
     const detail: Detail = {

@@ -1,7 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { SqlError, type SqlStore } from "../sql/port.js";
 import { Heartbeat, newOwnerId } from "./heartbeat.js";
-import type { DedupLease, DedupOptions, DedupStatus, DedupStore, Reservation } from "./port.js";
+import {
+  type DedupLease,
+  type DedupOptions,
+  type DedupStatus,
+  type DedupStore,
+  type Reservation,
+  ReservationUncertainError,
+} from "./port.js";
 
 export interface SqlDedupOptions extends DedupOptions {
   /**
@@ -63,21 +70,29 @@ export class SqlDedupStore implements DedupStore {
         break;
       } catch (err) {
         const code = err instanceof SqlError ? err.code : undefined;
-        if (attempt >= 3 || (code !== "40P01" && code !== "40001")) throw err;
+        if (attempt < 3 && (code === "40P01" || code === "40001")) continue;
+        // The statement may have committed before its answer was lost: the caller releases by token.
+        throw new ReservationUncertainError({ pixelId, token, ids: [...ids] }, err);
       }
     }
     const won = new Map(rows.map((r) => [r.event_id, r.reclaimed]));
-    const others = await this.stateOf(
-      pixelId,
-      ids.filter((id) => !won.has(id)),
-    );
+    const lease = { pixelId, token, ids: ids.filter((id) => won.has(id)) };
+    let others: Map<string, boolean>;
+    try {
+      others = await this.stateOf(
+        pixelId,
+        ids.filter((id) => !won.has(id)),
+      );
+    } catch (err) {
+      throw new ReservationUncertainError(lease, err);
+    }
     const status: DedupStatus[] = ids.map((id) => {
       const reclaimed = won.get(id);
       if (reclaimed !== undefined) return reclaimed ? "reclaimed" : "fresh";
       // Gone between the two statements (released) is in flight too: the caller asks again shortly.
       return others.get(id) ? "duplicate" : "inflight";
     });
-    return { status, lease: { pixelId, token, ids: ids.filter((id) => won.has(id)) } };
+    return { status, lease };
   }
 
   /**
