@@ -124,6 +124,27 @@ export function resolvePeriods(
   return compare ? { primary, compare } : { primary };
 }
 
+/** What every resolved query shares. It resolves the ranges, so it runs after the catalog checks. */
+function shared(
+  q: {
+    pixelId: string;
+    currency?: string | undefined;
+    orderSettings?: Partial<OrderSettings> | undefined;
+    dateRange: { start: string; end: string };
+    compareDateRange?: { start: string; end: string } | undefined;
+  },
+  timezone: string,
+  env: QueryEnvironment,
+): Resolved {
+  return {
+    pixelId: q.pixelId,
+    timezone,
+    currency: q.currency ?? "USD",
+    settings: mergedSettings(env, q.orderSettings),
+    periods: resolvePeriods(q, timezone, env.now),
+  };
+}
+
 const CUSTOMER_MEASURES = new Set([
   "customers.new",
   "customers.returning",
@@ -218,7 +239,7 @@ export function resolveGeneral(q: GeneralQuery, env: QueryEnvironment): Resolved
       ["dimensions"],
       "variable and fixed costs belong to the account and cannot be split by a dimension",
     );
-  const periods = resolvePeriods(q, timezone, env.now);
+  const base = shared(q, timezone, env);
   const parts = sources.map((source): SourcePart => {
     const names = [...bases.get(source)!];
     if (source === "attribution") {
@@ -252,11 +273,7 @@ export function resolveGeneral(q: GeneralQuery, env: QueryEnvironment): Resolved
     };
   });
   return {
-    pixelId: q.pixelId,
-    timezone,
-    currency: q.currency ?? "USD",
-    settings: mergedSettings(env, q.orderSettings),
-    periods,
+    ...base,
     measures: q.measures,
     dimensions: q.dimensions,
     granularity: q.granularity,
@@ -304,16 +321,12 @@ export function resolveAttribution(q: AttributionQuery, env: QueryEnvironment): 
       );
   });
   const timezone = q.timezone ?? env.accountTimezone;
-  const periods = resolvePeriods(q, timezone, env.now);
+  const base = shared(q, timezone, env);
   const { touch, conv } = splitAttributionFilter(q.filters);
   const convFamilies: Family[] = q.valueSource === "orders" ? ["orders", "customers"] : ["events"];
   const bases = basesOf(measures);
   return {
-    pixelId: q.pixelId,
-    timezone,
-    currency: q.currency ?? "USD",
-    settings: mergedSettings(env, q.orderSettings),
-    periods,
+    ...base,
     measures,
     dimension: q.dimension,
     entity,
@@ -385,13 +398,8 @@ export function resolveCohorts(q: CohortQuery, env: QueryEnvironment): ResolvedC
     }
   }
   const timezone = q.timezone ?? env.accountTimezone;
-  const periods = { primary: resolveRange(q.dateRange, timezone, env.now, "dateRange") };
   return {
-    pixelId: q.pixelId,
-    timezone,
-    currency: q.currency ?? "USD",
-    settings: mergedSettings(env, q.orderSettings),
-    periods,
+    ...shared(q, timezone, env),
     granularity: q.cohortGranularity,
     periodsAhead: q.periods,
     measures: q.measures,
