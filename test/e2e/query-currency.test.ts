@@ -150,6 +150,22 @@ describe("missing rates", () => {
     expect400(await query({ currency: "CAD" }), "CAD", "2026-06-01");
   });
 
+  it("counts need no rate: orders.count over amounts without a rate answers, revenue still refuses", async () => {
+    // CAD has no rate at all, and the target (GBP) has none before Jun 2: a count converts nothing.
+    const { post: post3, load } = await suite.pixel();
+    await load.orders([
+      order("K", "2026-06-01T10:00:00Z", "CAD", 70),
+      order("L", "2026-06-02T10:00:00Z", "CAD", 30),
+    ]);
+    const count = await query({ measures: ["orders.count"], currency: "GBP" }, post3);
+    expect(count.status, count.text).toBe(200);
+    expect(total(count, "orders.count")).toBe(2);
+    expect400(
+      await query({ measures: ["orders.count", "orders.total_revenue"], currency: "GBP" }, post3),
+      "2026-06-01",
+    );
+  });
+
   it("an amount's own currency without a rate is a 400 naming it and its day; the same currency needs none", async () => {
     const { post: post2, load } = await suite.pixel();
     await load.orders([

@@ -175,23 +175,27 @@ export function emitFactSource(
   const fact = FACTS[source];
   const fx = fxJoin("r", p.target);
   // A money base converts each row: `factor` alone when called with "" (events_value builds its own).
-  const money = (col: string) => (col ? `sum(toFloat64(r.${col}) * ${fx.factor})` : fx.factor);
+  let converts = false;
+  const money = (col: string) => {
+    converts = true;
+    return col ? `sum(toFloat64(r.${col}) * ${fx.factor})` : fx.factor;
+  };
   const dims = ctx.dimensions.map((_, i) => `r.d${i} AS d${i}`);
   const dimKeys = ctx.dimensions.map((_, i) => `d${i}`);
   const bucket = bucketKeySql("r.ts", ctx.granularity, p.tz);
-  const ctes = [fxCtes(p.target), ...fact.ctes(ctx, p, bases)];
+  const measured = bases.map((name) => `${fact.bases[name]!(money)} AS ${name}`);
+  // Counts need no rate: without an amount to convert there is no join and no missing rate to report.
+  const ctes = [...(converts ? [fxCtes(p.target)] : []), ...fact.ctes(ctx, p, bases)];
   const select = [
     `${bucket} AS bucket`,
     ...dims,
-    ...bases.map((name) => `${fact.bases[name]!(money)} AS ${name}`),
-    `${fx.missing} AS fx_missing`,
+    ...measured,
+    `${converts ? fx.missing : "''"} AS fx_missing`,
     ...totalsColumn(ctx.granularity),
   ];
-  return `WITH ${ctes.join(",\n")}
-SELECT ${select.join(",\n  ")}
+  return `${ctes.length ? `WITH ${ctes.join(",\n")}\n` : ""}SELECT ${select.join(",\n  ")}
 FROM (${fact.rows(ctx, p, dimensionColumns(ctx.dimensions), where, bases)}) AS r
-${fx.joins}
-${groupBy(ctx.granularity, dimKeys)}`;
+${converts ? `${fx.joins}\n` : ""}${groupBy(ctx.granularity, dimKeys)}`;
 }
 
 export function factBases(source: FactSourceName): string[] {

@@ -21,12 +21,10 @@ LIMIT {p3:Int64} OFFSET {p4:Int64}
 --   p4   Int64                 20
 
 -- statement 2 of 3: ads, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
-fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p4:String})
 SELECT toUnixTimestamp(toStartOfDay(r.ts, {p3:String})) AS bucket,
   r.d0 AS d0,
   toFloat64(sum(r.impressions)) AS ads_impressions,
-  minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p4:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p4:String} != 'USD' AND ft.rate = 0, {p4:String}, '')), multiIf(r.cur = {p4:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p4:String} != 'USD' AND ft.rate = 0, {p4:String}, '') != '') AS fx_missing,
+  '' AS fx_missing,
   grouping(bucket) AS is_total
 FROM (SELECT toDateTime64(toDateTime(c.date, {p3:String}), 3, 'UTC') AS ts, c.currency AS cur, c.date AS fx_day, toUInt8(1) AS fx_k, toString(if(c.level = 'adset', c.entity_id, c.adset_id)) AS d0,
   c.spend, c.impressions, c.clicks, c.conversions, c.conversion_value
@@ -35,8 +33,6 @@ FROM (
   FROM ad_metrics_daily FINAL WHERE pixel_id = {p2:String} AND date >= {p7:Date} AND date <= {p8:Date}
 ) AS c
 WHERE c.level = c.deepest AND ((if(c.level = 'campaign', c.entity_id, c.campaign_id) IN {p0:Array(String)}) AND (if(c.level = 'adset', c.entity_id, c.adset_id) IN {p1:Array(String)}))) AS r
-ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
-ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
 GROUP BY GROUPING SETS ((bucket, d0), (d0))
 
 -- parameters:
@@ -44,7 +40,7 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p1   Array(String)         ["e1","e2"]
 --   p2   String                "px_golden"
 --   p3   String                "UTC"
---   p4   String                "EUR"
+--   p4   (not referenced)      "EUR"
 --   p5   (not referenced)      "2026-03-01 00:00:00.000"
 --   p6   (not referenced)      "2026-03-08 00:00:00.000"
 --   p7   Date                  "2026-03-01"

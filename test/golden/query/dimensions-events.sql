@@ -3,9 +3,7 @@
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
 
 -- statement 1 of 1: events, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
-fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
-hops AS (
+WITH hops AS (
   SELECT alias_value AS old, argMax(canonical_id, version) AS new FROM identity_links
   WHERE pixel_id = {p0:String} AND alias_type = 'canonical' GROUP BY alias_value
 )
@@ -14,21 +12,19 @@ SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket,
   r.d1 AS d1,
   toFloat64(count()) AS events_count,
   toFloat64(uniqExact(r.cid)) AS events_identities,
-  minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
+  '' AS fx_missing,
   grouping(bucket) AS is_total
 FROM (SELECT e.event_time AS ts, e.currency AS cur, toDate(e.event_time) AS fx_day, toUInt8(1) AS fx_k, toString(e.utm_source) AS d0, toString(e.ua_device) AS d1,
   e.name AS name, e.value AS value, if(h.new != '', h.new, e.canonical_id) AS cid
 FROM (SELECT * FROM events WHERE pixel_id = {p0:String} AND event_time >= {p3:DateTime64(3, 'UTC')} AND event_time < {p4:DateTime64(3, 'UTC')}) AS e
 LEFT JOIN hops AS h ON h.old = e.canonical_id
 WHERE 1) AS r
-ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
-ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
 GROUP BY GROUPING SETS ((bucket, d0, d1), (d0, d1))
 
 -- parameters:
 --   p0   String                "px_golden"
 --   p1   String                "UTC"
---   p2   String                "USD"
+--   p2   (not referenced)      "USD"
 --   p3   DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
 --   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
 --   p5   (not referenced)      "2026-03-01"

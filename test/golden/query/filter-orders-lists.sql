@@ -3,24 +3,20 @@
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
 
 -- statement 1 of 1: orders, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
-fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p9:String}),
-co AS (
+WITH co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
   FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p7:String}) AS o
   WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
 )
 SELECT toUnixTimestamp(toStartOfDay(r.ts, {p8:String})) AS bucket,
   toFloat64(count()) AS orders_count,
-  minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p9:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p9:String} != 'USD' AND ft.rate = 0, {p9:String}, '')), multiIf(r.cur = {p9:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p9:String} != 'USD' AND ft.rate = 0, {p9:String}, '') != '') AS fx_missing,
+  '' AS fx_missing,
   grouping(bucket) AS is_total
 FROM (SELECT o.created_at AS ts, o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k,
   o.total_price, o.subtotal_price, o.total_discounts, o.total_shipping, o.total_tax, o.customer_key,
   o.customer_order_number
 FROM co AS o
 WHERE o.created_at >= {p10:DateTime64(3, 'UTC')} AND o.created_at < {p11:DateTime64(3, 'UTC')} AND (arrayExists(x -> x = {p0:String}, o.tags) AND (NOT arrayExists(x -> x = {p1:String}, o.tags)) AND hasAny(o.tags, {p2:Array(String)}) AND (NOT hasAny(o.discount_codes, {p3:Array(String)})) AND arrayExists(x -> positionCaseInsensitiveUTF8(x, {p4:String}) > 0, o.discount_codes) AND arrayExists(x -> startsWith(lowerUTF8(x), lowerUTF8({p5:String})), o.discount_codes) AND arrayExists(x -> endsWith(lowerUTF8(x), lowerUTF8({p6:String})), o.tags) AND (notEmpty(o.discount_codes)) AND (NOT (notEmpty(o.tags))))) AS r
-ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
-ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
 GROUP BY GROUPING SETS ((bucket), ())
 
 -- parameters:
@@ -33,7 +29,7 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p6   String                "-eu"
 --   p7   String                "px_golden"
 --   p8   String                "UTC"
---   p9   String                "USD"
+--   p9   (not referenced)      "USD"
 --   p10  DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
 --   p11  DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
 --   p12  (not referenced)      "2026-03-01"

@@ -3,24 +3,20 @@
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
 
 -- statement 1 of 1: orders, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
-fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p19:String}),
-co AS (
+WITH co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
   FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p17:String}) AS o
   WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
 )
 SELECT toUnixTimestamp(toStartOfDay(r.ts, {p18:String})) AS bucket,
   toFloat64(count()) AS orders_count,
-  minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p19:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p19:String} != 'USD' AND ft.rate = 0, {p19:String}, '')), multiIf(r.cur = {p19:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p19:String} != 'USD' AND ft.rate = 0, {p19:String}, '') != '') AS fx_missing,
+  '' AS fx_missing,
   grouping(bucket) AS is_total
 FROM (SELECT o.created_at AS ts, o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k,
   o.total_price, o.subtotal_price, o.total_discounts, o.total_shipping, o.total_tax, o.customer_key,
   o.customer_order_number
 FROM co AS o
 WHERE o.created_at >= {p20:DateTime64(3, 'UTC')} AND o.created_at < {p21:DateTime64(3, 'UTC')} AND ((toFloat64(o.total_price) IS NOT NULL AND toFloat64(o.total_price) > {p0:Float64}) AND (toFloat64(o.total_price) IS NOT NULL AND toFloat64(o.total_price) <= {p1:Float64}) AND (toFloat64(o.subtotal_price) IS NOT NULL AND toFloat64(o.subtotal_price) BETWEEN {p2:Float64} AND {p3:Float64}) AND (toFloat64(o.subtotal_price) IS NOT NULL AND toFloat64(o.subtotal_price) IN {p6:Array(Float64)}) AND (NOT (toFloat64(o.total_price) IS NOT NULL AND toFloat64(o.total_price) IN {p8:Array(Float64)})) AND (toFloat64(o.total_price) IS NOT NULL) AND (o.created_at IS NOT NULL AND o.created_at >= {p9:DateTime64(3, 'UTC')} AND o.created_at < {p10:DateTime64(3, 'UTC')}) AND (o.created_at IS NOT NULL AND o.created_at >= {p11:DateTime64(3, 'UTC')}) AND (o.created_at IS NOT NULL AND o.created_at <= {p12:DateTime64(3, 'UTC')}) AND (o.created_at IS NOT NULL AND o.created_at >= {p13:DateTime64(3, 'UTC')} AND o.created_at < {p14:DateTime64(3, 'UTC')}) AND (o.created_at IS NOT NULL AND o.created_at >= {p15:DateTime64(3, 'UTC')} AND o.created_at <= {p16:DateTime64(3, 'UTC')}))) AS r
-ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
-ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
 GROUP BY GROUPING SETS ((bucket), ())
 
 -- parameters:
@@ -43,7 +39,7 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p16  DateTime64(3, 'UTC')  "2026-03-05 12:00:00.000"
 --   p17  String                "px_golden"
 --   p18  String                "America/New_York"
---   p19  String                "USD"
+--   p19  (not referenced)      "USD"
 --   p20  DateTime64(3, 'UTC')  "2026-03-01 05:00:00.000"
 --   p21  DateTime64(3, 'UTC')  "2026-03-08 05:00:00.000"
 --   p22  (not referenced)      "2026-03-01"

@@ -3,9 +3,7 @@
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
 
 -- statement 1 of 1: orders, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
-fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
-co AS (
+WITH co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
   FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p0:String}) AS o
   WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
@@ -14,21 +12,19 @@ lines AS (SELECT order_id, version, sum(quantity) AS units FROM order_lines WHER
 SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket,
   toFloat64(sum(r.units)) AS orders_units,
   toFloat64(count()) AS orders_count,
-  minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
+  '' AS fx_missing,
   grouping(bucket) AS is_total
 FROM (SELECT o.created_at AS ts, o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k,
   o.total_price, o.subtotal_price, o.total_discounts, o.total_shipping, o.total_tax, o.customer_key,
   o.customer_order_number, l.units AS units
 FROM co AS o LEFT JOIN lines AS l ON l.order_id = o.order_id AND l.version = o.version
 WHERE o.created_at >= {p3:DateTime64(3, 'UTC')} AND o.created_at < {p4:DateTime64(3, 'UTC')} AND 1) AS r
-ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
-ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
 GROUP BY GROUPING SETS ((bucket), ())
 
 -- parameters:
 --   p0   String                "px_golden"
 --   p1   String                "UTC"
---   p2   String                "USD"
+--   p2   (not referenced)      "USD"
 --   p3   DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
 --   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
 --   p5   (not referenced)      "2026-03-01"
