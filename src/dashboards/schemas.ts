@@ -5,7 +5,7 @@ import { resolveFilter } from "../query/filters/resolve.js";
 import { type Filter, filterSchema } from "../query/filters/schema.js";
 import { MEASURE_BY_KEY } from "../query/measures.js";
 import { ATTRIBUTION_MODELS, attributionWindowSchema } from "../query/schemas.js";
-import { GRANULARITIES } from "../query/time.js";
+import { GRANULARITIES, inQueryRange, QUERY_DATE_RANGE_MESSAGE } from "../query/time.js";
 import { GRID_COLUMNS, MAX_ROWS, MAX_Y } from "./layout.js";
 
 /**
@@ -121,8 +121,10 @@ const widgetSchema = z.strictObject({
   sourceWidgetId: widgetIdSchema.optional().meta({ description: "The widget this one was copied from" }),
 });
 
+// A view's range is queried as it is: it takes the days a query takes, so a saved view never fails later.
+const viewDay = z.iso.date().refine(inQueryRange, QUERY_DATE_RANGE_MESSAGE);
 const dateRangeSchema = z
-  .strictObject({ start: z.iso.date(), end: z.iso.date() })
+  .strictObject({ start: viewDay, end: viewDay })
   .refine((r) => r.start <= r.end, { path: ["end"], message: "must not be before start" });
 
 /**

@@ -325,6 +325,11 @@ for (const adapter of adapters.filter((a) => a.available)) {
           ["configuration.dateRange.start"],
         ],
         [
+          "a day a query cannot take",
+          (c) => Object.assign(c, { dateRange: { start: "0001-01-01", end: "2026-03-01" } }),
+          ["configuration.dateRange.start"],
+        ],
+        [
           "an attribution window outside the list",
           (c) => Object.assign(c, { attributionWindow: 3 }),
           ["configuration.attributionWindow"],
