@@ -1,3 +1,4 @@
+import { type IncomingHttpHeaders, request } from "node:http";
 import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
 
 /** Where each pixel's marker sits in each analyst table (fx_rates is global: no marker). */
@@ -111,4 +112,52 @@ export async function insertMarkers(
       version: 1,
     },
   ]);
+}
+
+export interface RawCsvAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  trailers: NodeJS.Dict<string>;
+  complete: boolean;
+}
+
+/**
+ * A CSV request of the SQL console read with node:http, which (unlike fetch) shows trailers and
+ * whether the body came whole.
+ */
+export function rawCsv(
+  baseUrl: string,
+  px: { key: string; pixelId: string },
+  text: string,
+  limit: number,
+): Promise<RawCsvAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${baseUrl}/db-mgmt/api/sql`,
+      {
+        method: "POST",
+        headers: { "x-api-key": px.key, "x-pixel-id": px.pixelId, "content-type": "application/json" },
+      },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        res.on("error", () => undefined);
+        res.on("close", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body,
+            trailers: { ...res.trailers },
+            complete: res.complete,
+          }),
+        );
+      },
+    );
+    req.on("error", reject);
+    req.end(JSON.stringify({ pixelId: px.pixelId, sql: text, format: "csv", limit }));
+  });
 }

@@ -4,10 +4,9 @@
  * JSON and CSV; one CSV header whatever the number of blocks, with exact counts; and engine errors as
  * the message and its code name only, for several kinds of failure.
  */
-import { type IncomingHttpHeaders, request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
-import { insertMarkers } from "./console-fixtures.js";
+import { insertMarkers, rawCsv as rawCsvOf } from "./console-fixtures.js";
 
 const CAP = 200_000;
 const BULK_EVENTS = 3000;
@@ -37,43 +36,7 @@ const sql = (text: string, extra: Record<string, unknown> = {}) =>
   });
 const message = (body: unknown) => (body as { message?: string }).message ?? "";
 
-/** A CSV request read with node:http, which shows trailers and whether the body came whole. */
-function rawCsv(text: string, limit: number) {
-  return new Promise<{
-    status: number;
-    headers: IncomingHttpHeaders;
-    body: string;
-    trailers: NodeJS.Dict<string>;
-    complete: boolean;
-  }>((resolve, reject) => {
-    const req = request(
-      `${app.url}/db-mgmt/api/sql`,
-      {
-        method: "POST",
-        headers: { "x-api-key": a.key, "x-pixel-id": a.pixelId, "content-type": "application/json" },
-      },
-      (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          body += chunk;
-        });
-        res.on("error", () => undefined);
-        res.on("close", () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body,
-            trailers: { ...res.trailers },
-            complete: res.complete,
-          }),
-        );
-      },
-    );
-    req.on("error", reject);
-    req.end(JSON.stringify({ pixelId: a.pixelId, sql: text, format: "csv", limit }));
-  });
-}
+const rawCsv = (text: string, limit: number) => rawCsvOf(app.url, a, text, limit);
 
 /** `blocks` one-row blocks: each step of a recursive CTE is a block of its own. */
 const blocks = (n: number, select: string) =>

@@ -3,7 +3,6 @@
  * marker rows in every table; pixel A runs the escape list, a property test of generated queries and a
  * runaway query; then each confinement layer is tried on its own, without the others.
  */
-import { type IncomingHttpHeaders, request } from "node:http";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { confine } from "../../src/console/confine.js";
@@ -19,7 +18,7 @@ import {
 } from "../../src/stores/warehouse/port.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { escapes } from "./console-escapes.js";
-import { insertMarkers, MARKER_COLUMNS, marker } from "./console-fixtures.js";
+import { insertMarkers, MARKER_COLUMNS, marker, rawCsv as rawCsvOf } from "./console-fixtures.js";
 
 type Pixel = Awaited<ReturnType<TestApp["pixelWithKey"]>>;
 interface SqlAnswer {
@@ -71,43 +70,7 @@ function sql(px: Pixel, text: string, extra: Record<string, unknown> = {}) {
 
 const message = (body: unknown) => (body as { message?: string }).message ?? "";
 
-/** A CSV request read with node:http, which (unlike fetch) shows trailers and an aborted body. */
-function rawCsv(px: Pixel, text: string, limit: number) {
-  return new Promise<{
-    status: number;
-    headers: IncomingHttpHeaders;
-    body: string;
-    trailers: NodeJS.Dict<string>;
-    complete: boolean;
-  }>((resolve, reject) => {
-    const req = request(
-      `${app.url}/db-mgmt/api/sql`,
-      {
-        method: "POST",
-        headers: { "x-api-key": px.key, "x-pixel-id": px.pixelId, "content-type": "application/json" },
-      },
-      (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          body += chunk;
-        });
-        const done = () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body,
-            trailers: { ...res.trailers },
-            complete: res.complete,
-          });
-        res.on("error", () => undefined);
-        res.on("close", done);
-      },
-    );
-    req.on("error", reject);
-    req.end(JSON.stringify({ pixelId: px.pixelId, sql: text, format: "csv", limit }));
-  });
-}
+const rawCsv = (px: Pixel, text: string, limit: number) => rawCsvOf(app.url, px, text, limit);
 
 describe("POST /db-mgmt/api/sql", () => {
   it("answers columns with types, rows, counts, read statistics and the applied limit", async () => {
