@@ -33,6 +33,7 @@ import {
   poster,
   type Response,
   refund,
+  sums,
   total,
 } from "./query-fixtures.js";
 import { type Poster, type QuerySuite, startQuerySuite } from "./query-setup.js";
@@ -139,6 +140,46 @@ describe("per-day conversion", () => {
       dateRange: { start: "2026-06-02", end: "2026-06-03" },
     });
     expect(column(res)).toEqual([60, 90]);
+  });
+});
+
+describe("attribution reconciles with revenue to the cent", () => {
+  // Order B (EUR 90, Jun 1, EUR 0.9/USD) has a refund R1 (EUR 18, Jun 3, EUR 0.8/USD): in USD its net
+  // revenue is 90 / 0.9 − 18 / 0.8 = 77.50, each amount at its own day's rate. Converting the refund
+  // at the order's day gave 80.00 in attribution while orders.net_revenue said 77.50.
+  it("Σ attributed revenue and orders of first and last click equal orders.net_revenue and orders.count, every window and currency", async () => {
+    const settings = { refundDateAttribution: "order_date" };
+    for (const currency of ["USD", "EUR"]) {
+      const general = await query({
+        measures: ["orders.count", "orders.net_revenue"],
+        granularity: "none",
+        currency,
+        orderSettings: settings,
+      });
+      const count = total(general, "orders.count");
+      const net = total(general, "orders.net_revenue");
+      for (const model of ["first_click", "last_click"]) {
+        for (const window of [1, 7, 30, -1]) {
+          const res = await post(
+            {
+              dimension: "attribution.channel",
+              dateRange: RANGE,
+              timezone: "UTC",
+              currency,
+              attributionModel: model,
+              attributionWindow: window,
+              orderSettings: settings,
+            },
+            { path: "/db-mgmt/api/query-attribution" },
+          );
+          const revenue = Object.values(sums(res, "attribution.revenue")).reduce((a, b) => a! + (b ?? 0), 0)!;
+          const orders = Object.values(sums(res, "attribution.orders")).reduce((a, b) => a! + (b ?? 0), 0);
+          const at = `${currency} ${model} ${window}`;
+          expect(Math.round(revenue * 100), at).toBe(Math.round(net! * 100));
+          expect(orders, at).toBe(count);
+        }
+      }
+    }
   });
 });
 

@@ -45,16 +45,17 @@ export function emitAttribution(ctx: EmitContext, spec: AttributionSpec): string
       ? `conv AS (
   SELECT o.order_id AS conv_id, o.created_at AS ts, if(h.new != '', h.new, o.canonical_id) AS cid,
     o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k,
-    toFloat64(o.total_price) - ifNull(rf.refunded, 0) AS value${convDims.join("")}
+    toFloat64(o.total_price) AS value, ifNull(rf.refunded, 0.) AS refunded,
+    ifNull(rf.refund_missing, '') AS refund_missing${convDims.join("")}
   FROM co AS o LEFT JOIN hops AS h ON h.old = o.canonical_id
-  LEFT JOIN (SELECT order_id, toFloat64(sum(amount)) AS refunded FROM refunds FINAL WHERE pixel_id = ${p.pixel} GROUP BY order_id) AS rf
-    ON rf.order_id = o.order_id
+  LEFT JOIN (${refundsInTarget(p.pixel, p.target)}) AS rf ON rf.order_id = o.order_id
   WHERE o.created_at >= ${p.start} AND o.created_at < ${p.end} AND ${spec.convWhere}
 )`
       : `conv AS (
   SELECT e.event_id AS conv_id, e.event_time AS ts, if(h.new != '', h.new, e.canonical_id) AS cid,
     ${valuelessAsUsd} AS cur, toDate(e.event_time) AS fx_day, toUInt8(1) AS fx_k,
-    if(e.value IS NULL OR e.currency = '', 0., toFloat64(e.value)) AS value${convDims.join("")}
+    if(e.value IS NULL OR e.currency = '', 0., toFloat64(e.value)) AS value, 0. AS refunded,
+    '' AS refund_missing${convDims.join("")}
   FROM (SELECT * FROM events WHERE pixel_id = ${p.pixel} AND name = ${b.bind(spec.eventName, "String")}
     AND event_time >= ${p.start} AND event_time < ${p.end}) AS e
   LEFT JOIN hops AS h ON h.old = e.canonical_id
@@ -78,7 +79,8 @@ export function emitAttribution(ctx: EmitContext, spec: AttributionSpec): string
   }[ctx.attribution.model];
   const credited = `credited AS (
   SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, any(c.fx_k) AS fx_k,
-    any(c.value) AS value${carried}, countIf(${inWindow}) AS touches,
+    any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing${carried},
+    countIf(${inWindow}) AS touches,
     ${modelCredit}
   FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
   GROUP BY c.conv_id
@@ -98,9 +100,10 @@ export function emitAttribution(ctx: EmitContext, spec: AttributionSpec): string
     `${bucketKeySql("r.ts", ctx.granularity, p.tz)} AS bucket`,
     ...dimSelect,
     `toFloat64(countIf(${attributed})) AS attr_orders`,
-    `sumIf(r.value * ${fx.factor}, ${attributed}) AS attr_revenue`,
+    // Net revenue in the target currency: the order at its day's rate, each refund at its own day's.
+    `sumIf(r.value * ${fx.factor} - r.refunded, ${attributed}) AS attr_revenue`,
     `toFloat64(count()) AS conversions`,
-    `${fx.missing} AS fx_missing`,
+    `arrayMin(arrayFilter(x -> x != '', [${fx.missing}, minIf(r.refund_missing, r.refund_missing != '')])) AS fx_missing`,
     ...totalsColumn(ctx.granularity),
   ];
   const ctes = [
@@ -116,4 +119,18 @@ SELECT ${select.join(",\n  ")}
 FROM (SELECT *, arrayJoin(${touchDim ? credit : "['']"}) AS credit FROM credited) AS r
 ${fx.joins}
 ${groupBy(ctx.granularity, dimKeys)}`;
+}
+
+/**
+ * Each order's refunds summed in the target currency, every refund converted at the rate of its own
+ * UTC day in its own currency — as the refunds source converts them — with the first refund day
+ * without a rate (`refund_missing`, '' when none).
+ */
+function refundsInTarget(pixel: string, target: string): string {
+  const fx = fxJoin("q", target);
+  return `SELECT q.order_id AS order_id, sum(toFloat64(q.amount) * ${fx.factor}) AS refunded, ${fx.missing} AS refund_missing
+    FROM (SELECT order_id, amount, currency AS cur, toDate(created_at) AS fx_day, toUInt8(1) AS fx_k
+      FROM refunds FINAL WHERE pixel_id = ${pixel}) AS q
+    ${fx.joins.replace("\n", "\n    ")}
+    GROUP BY q.order_id`;
 }

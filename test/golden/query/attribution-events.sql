@@ -17,7 +17,8 @@ hops AS (
 conv AS (
   SELECT e.event_id AS conv_id, e.event_time AS ts, if(h.new != '', h.new, e.canonical_id) AS cid,
     if(e.value IS NULL OR e.currency = '', 'USD', e.currency) AS cur, toDate(e.event_time) AS fx_day, toUInt8(1) AS fx_k,
-    if(e.value IS NULL OR e.currency = '', 0., toFloat64(e.value)) AS value
+    if(e.value IS NULL OR e.currency = '', 0., toFloat64(e.value)) AS value, 0. AS refunded,
+    '' AS refund_missing
   FROM (SELECT * FROM events WHERE pixel_id = {p1:String} AND name = {p10:String}
     AND event_time >= {p4:DateTime64(3, 'UTC')} AND event_time < {p5:DateTime64(3, 'UTC')}) AS e
   LEFT JOIN hops AS h ON h.old = e.canonical_id
@@ -31,7 +32,8 @@ tp AS (
 ),
 credited AS (
   SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, any(c.fx_k) AS fx_k,
-    any(c.value) AS value, countIf(t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p9:Int64})) AS touches,
+    any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing,
+    countIf(t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p9:Int64})) AS touches,
     argMaxIf(t.tdim, t.touch_time, t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p9:Int64})) AS last_dim
   FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
   GROUP BY c.conv_id
@@ -39,9 +41,9 @@ credited AS (
 SELECT toUInt32(0) AS bucket,
   r.credit AS d0,
   toFloat64(countIf(1)) AS attr_orders,
-  sumIf(r.value * if(r.cur = {p3:String}, 1., if({p3:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate)), 1) AS attr_revenue,
+  sumIf(r.value * if(r.cur = {p3:String}, 1., if({p3:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate)) - r.refunded, 1) AS attr_revenue,
   toFloat64(count()) AS conversions,
-  minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p3:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '')), multiIf(r.cur = {p3:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '') != '') AS fx_missing,
+  arrayMin(arrayFilter(x -> x != '', [minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p3:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '')), multiIf(r.cur = {p3:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '') != ''), minIf(r.refund_missing, r.refund_missing != '')])) AS fx_missing,
   toUInt8(2) AS is_total
 FROM (SELECT *, arrayJoin([if(touches = 0, '(none)', if(last_dim = '', '(not set)', last_dim))]) AS credit FROM credited) AS r
 ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day

@@ -106,10 +106,15 @@ hops AS (
 conv AS (
   SELECT o.order_id AS conv_id, o.created_at AS ts, if(h.new != '', h.new, o.canonical_id) AS cid,
     o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k,
-    toFloat64(o.total_price) - ifNull(rf.refunded, 0) AS value
+    toFloat64(o.total_price) AS value, ifNull(rf.refunded, 0.) AS refunded,
+    ifNull(rf.refund_missing, '') AS refund_missing
   FROM co AS o LEFT JOIN hops AS h ON h.old = o.canonical_id
-  LEFT JOIN (SELECT order_id, toFloat64(sum(amount)) AS refunded FROM refunds FINAL WHERE pixel_id = {p0:String} GROUP BY order_id) AS rf
-    ON rf.order_id = o.order_id
+  LEFT JOIN (SELECT q.order_id AS order_id, sum(toFloat64(q.amount) * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate))) AS refunded, minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS refund_missing
+    FROM (SELECT order_id, amount, currency AS cur, toDate(created_at) AS fx_day, toUInt8(1) AS fx_k
+      FROM refunds FINAL WHERE pixel_id = {p0:String}) AS q
+    ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+    ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
+    GROUP BY q.order_id) AS rf ON rf.order_id = o.order_id
   WHERE o.created_at >= {p3:DateTime64(3, 'UTC')} AND o.created_at < {p4:DateTime64(3, 'UTC')} AND 1
 ),
 tp AS (
@@ -120,16 +125,17 @@ tp AS (
 ),
 credited AS (
   SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, any(c.fx_k) AS fx_k,
-    any(c.value) AS value, countIf(t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p8:Int64})) AS touches,
+    any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing,
+    countIf(t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p8:Int64})) AS touches,
     argMaxIf(t.tdim, t.touch_time, t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p8:Int64})) AS last_dim
   FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
   GROUP BY c.conv_id
 )
 SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket,
   toFloat64(countIf(r.touches > 0)) AS attr_orders,
-  sumIf(r.value * if(r.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate)), r.touches > 0) AS attr_revenue,
+  sumIf(r.value * if(r.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate)) - r.refunded, r.touches > 0) AS attr_revenue,
   toFloat64(count()) AS conversions,
-  minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
+  arrayMin(arrayFilter(x -> x != '', [minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != ''), minIf(r.refund_missing, r.refund_missing != '')])) AS fx_missing,
   grouping(bucket) AS is_total
 FROM (SELECT *, arrayJoin(['']) AS credit FROM credited) AS r
 ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
