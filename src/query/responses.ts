@@ -109,9 +109,15 @@ export const explainAnswerSchema = z.object({
   }),
 });
 
+/** `format=rows`: the answer as one flat table (`format=csv` is the same table as text/csv). */
+export const tableAnswerSchema = z.object({
+  columns: z.array(z.string()),
+  rows: z.array(z.record(z.string(), z.union([z.string(), z.number(), z.null()]))),
+});
+
 /**
- * What a query route answers: the result, `{explain}` with `?explain=true`, or `{}` when the
- * warehouse could not answer.
+ * What a query route answers: the result, its flat table with `format=rows`, `{explain}` with
+ * `?explain=true`, or `{}` when the warehouse could not answer.
  */
 export const answerOf = <T extends z.ZodType>(result: T) =>
-  z.union([result, explainAnswerSchema, z.strictObject({})]);
+  z.union([result, tableAnswerSchema, explainAnswerSchema, z.strictObject({})]);

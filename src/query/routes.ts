@@ -1,9 +1,18 @@
+import type { Request, Response } from "express";
 import { z } from "zod";
 import { assertPixelMatches } from "../http/mount.js";
 import { route } from "../http/route.js";
 import { FAMILIES, FIELDS, OPERATORS_BY_TYPE } from "./filters/fields.js";
 import { MEASURES } from "./measures.js";
-import { answerOf, channelAnswerSchema, cohortAnswerSchema, queryAnswerSchema } from "./responses.js";
+import {
+  answerOf,
+  type ChannelAnswerBody,
+  type CohortAnswerBody,
+  channelAnswerSchema,
+  cohortAnswerSchema,
+  type QueryAnswerBody,
+  queryAnswerSchema,
+} from "./responses.js";
 import {
   attributionQuerySchema,
   channelQuerySchema,
@@ -12,6 +21,7 @@ import {
   generalQuerySchema,
 } from "./schemas.js";
 import type { QueryAnswer, QueryService, RunOptions } from "./service.js";
+import { channelTable, cohortTable, queryTable, type Table, toCsv } from "./tabular.js";
 
 const measureSchema = z.object({
   key: z.string(),
@@ -33,10 +43,28 @@ const filtersQuery = z.strictObject({ family: z.enum(FAMILIES).optional() });
 const EXPLAIN_DOC =
   "`?explain=true` answers `{explain:{statements:[{source, period, sql, params}]}}` — the generated ClickHouse SQL with its bound parameters — without running it. Results are cached per pixel and data version: `x-cache: hit|miss|bypass`; `Cache-Control: no-cache` runs the query again.";
 
-function send(answer: QueryAnswer, res: { setHeader(k: string, v: string): void }) {
-  if (answer.cache !== "none") res.setHeader("x-cache", answer.cache);
-  return answer.body;
+type Format = "json" | "rows" | "csv";
+
+/** `format` wins; else `Accept: text/csv` (preferred over JSON) asks for CSV. */
+function formatOf(asked: Format | undefined, req: Request): Format {
+  if (asked) return asked;
+  return req.accepts(["application/json", "text/csv"]) === "text/csv" ? "csv" : "json";
 }
+
+function send<B>(answer: QueryAnswer, res: Response, format: Format, table: (body: B) => Table) {
+  if (answer.cache !== "none") res.setHeader("x-cache", answer.cache);
+  // `?explain=true` stays JSON in every format: it is SQL, not a table.
+  if (format === "json" || "explain" in answer.body) return answer.body;
+  // `{}` (the warehouse could not answer) is an empty table.
+  const t = Object.keys(answer.body).length ? table(answer.body as B) : { columns: [], rows: [] };
+  if (format === "rows") return t;
+  res.type("text/csv").send(toCsv(t));
+  return undefined;
+}
+
+/** The measure keys of an answer, in order (the request's when the answer has no result). */
+const measuresOf = (details: { measure: string }[] | undefined, asked: readonly string[] | undefined) =>
+  details?.map((d) => d.measure) ?? [...(asked ?? [])];
 
 const noCache = (header: string | undefined) => /\bno-cache\b|\bno-store\b/i.test(header ?? "");
 
@@ -74,6 +102,8 @@ export function queryRoutes(queries: QueryService) {
       body: generalQuerySchema,
       response: answerOf(queryAnswerSchema),
       run: (accountId, body, opts) => queries.general(accountId, body, opts),
+      table: (answer: QueryAnswerBody, body) =>
+        queryTable(answer, measuresOf(answer.results[0]?.measureDetails, body.measures)),
     }),
     queryRoute({
       path: "/db-mgmt/api/query-attribution",
@@ -81,6 +111,8 @@ export function queryRoutes(queries: QueryService) {
       body: attributionQuerySchema,
       response: answerOf(queryAnswerSchema),
       run: (accountId, body, opts) => queries.attribution(accountId, body, opts),
+      table: (answer: QueryAnswerBody, body) =>
+        queryTable(answer, measuresOf(answer.results[0]?.measureDetails, body.measures)),
     }),
     queryRoute({
       path: "/db-mgmt/api/query-channel-details",
@@ -89,6 +121,7 @@ export function queryRoutes(queries: QueryService) {
       body: channelQuerySchema,
       response: answerOf(channelAnswerSchema),
       run: (accountId, body, opts) => queries.channelDetails(accountId, body, opts),
+      table: (answer: ChannelAnswerBody, body) => channelTable(answer, body.measures ?? []),
     }),
     queryRoute({
       path: "/db-mgmt/api/query-cohort-analysis",
@@ -97,18 +130,21 @@ export function queryRoutes(queries: QueryService) {
       body: cohortQuerySchema,
       response: answerOf(cohortAnswerSchema),
       run: (accountId, body, opts) => queries.cohorts(accountId, body, opts),
+      table: (answer: CohortAnswerBody, body) => cohortTable(answer, body.measures),
     }),
   ];
 }
 
 /** The four POST query endpoints share auth, rate limit, pixel check, explain and cache handling. */
-function queryRoute<B extends { pixelId: string }>(def: {
+function queryRoute<B extends { pixelId: string }, A>(def: {
   path: string;
   summary: string;
   note?: string;
   body: z.ZodType<B>;
   response: z.ZodType;
   run: (accountId: string, body: B, opts: RunOptions) => Promise<QueryAnswer>;
+  /** The answer as one flat table (`format=rows|csv`). */
+  table: (answer: A, body: B) => Table;
 }) {
   return route({
     method: "post",
@@ -127,7 +163,7 @@ function queryRoute<B extends { pixelId: string }>(def: {
         explain: query.explain === "true",
         bypassCache: noCache(req.get("cache-control")),
       });
-      return send(answer, res);
+      return send(answer, res, formatOf(query.format, req), (a: A) => def.table(a, body));
     },
   });
 }
