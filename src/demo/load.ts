@@ -9,6 +9,7 @@ import type { RecordKind } from "../sync/schemas.js";
 import { makeAds } from "./ads.js";
 import { makeCatalog } from "./catalog.js";
 import { makeVisitor } from "./journeys.js";
+import { createOverview } from "./overview.js";
 import { Random } from "./random.js";
 
 /** `conversion`: purchase chance per session of a visitor; `repeat`: chance a buyer buys once more. */
@@ -191,6 +192,7 @@ export async function loadDemo(
   await sync("orders", orders);
   await sync("refunds", refunds);
   progress("visitors", 1);
+  await createOverview(services.dashboards, stores.sql, options.pixelId);
   return summary;
 }
 

@@ -149,6 +149,64 @@ describe("pixelhouse demo (small)", () => {
     expect(Number(j!.utm)).toBeGreaterThan(0);
   });
 
+  it("has an Overview dashboard view whose sparklines and attribution table answer", async () => {
+    const { key } = await app.services.keys.create({
+      pixelId: "demo-a",
+      scopes: ["dashboards:read", "analytics:read"],
+      expiresAt: null,
+    });
+    const list = await app.call("GET", "/accounts/api/dashboard/views", { key, pixelId: "demo-a" });
+    expect(list.status, list.text).toBe(200);
+    const views = (
+      list.body as { dashboardViews: { name: string; configuration: Record<string, unknown> }[] }
+    ).dashboardViews;
+    const overview = views.find((v) => v.name === "Overview");
+    expect(overview, list.text).toBeDefined();
+    const widgets = overview!.configuration.widgets as {
+      chartType: string;
+      dataConfig: { measures: string[]; dimensions: string[] };
+    }[];
+    expect(widgets.filter((w) => w.chartType === "sparkline").map((w) => w.dataConfig.measures[0])).toEqual([
+      "orders.total_revenue",
+      "orders.count",
+      "orders.aov",
+      "ads.spend",
+      "profit.mer",
+      "profit.net_profit",
+      "customers.new",
+      "attribution.roas",
+    ]);
+    const table = widgets.find((w) => w.chartType === "table")!;
+    expect(table.dataConfig.dimensions).toEqual(["attribution.channel"]);
+    const range = overview!.configuration.dateRange as { start: string; end: string };
+    const res = await app.call("POST", "/db-mgmt/api/query-attribution", {
+      key,
+      pixelId: "demo-a",
+      body: {
+        pixelId: "demo-a",
+        dimension: "attribution.channel",
+        measures: table.dataConfig.measures,
+        dateRange: range,
+        attributionModel: "last_click",
+        attributionWindow: 30,
+      },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect((res.body as { results: unknown[] }).results.length).toBeGreaterThan(1);
+    // And the sparklines' measures answer over the view's range.
+    const series = await app.call("POST", "/db-mgmt/api/query", {
+      key,
+      pixelId: "demo-a",
+      body: {
+        pixelId: "demo-a",
+        measures: widgets.filter((w) => w.chartType === "sparkline").map((w) => w.dataConfig.measures[0]),
+        dateRange: range,
+        granularity: "day",
+      },
+    });
+    expect(series.status, series.text).toBe(200);
+  });
+
   it("the same seed makes the same store", async () => {
     const { pixelId: _a, ...a } = summaries["demo-a"]!;
     const { pixelId: _b, ...b } = summaries["demo-b"]!;
