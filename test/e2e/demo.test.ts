@@ -179,14 +179,16 @@ describe("pixelhouse demo (small)", () => {
     const table = widgets.find((w) => w.chartType === "table")!;
     expect(table.dataConfig.dimensions).toEqual(["attribution.channel"]);
     const range = overview!.configuration.dateRange as { start: string; end: string };
-    const res = await app.call("POST", "/db-mgmt/api/query-attribution", {
+    // As the page asks for a table widget: the general query, split by the widget's dimension.
+    const res = await app.call("POST", "/db-mgmt/api/query", {
       key,
       pixelId: "demo-a",
       body: {
         pixelId: "demo-a",
-        dimension: "attribution.channel",
         measures: table.dataConfig.measures,
+        dimensions: table.dataConfig.dimensions,
         dateRange: range,
+        granularity: "none",
         attributionModel: "last_click",
         attributionWindow: 30,
       },
