@@ -127,6 +127,32 @@ for (const adapter of busAdapters) {
       expect(keys(await bus.read(s, "new-group", "c"))).toStrictEqual(["pending", "unread"]);
     });
 
+    it("backlog counts what a group has not acknowledged (unread and pending) and when the oldest was published", async () => {
+      const s = stream();
+      expect(await bus.backlog(s, "g")).toStrictEqual({ messages: 0, oldestAt: null });
+      const before = Date.now();
+      const ids = await bus.publish(s, [msg("1"), msg("2"), msg("3")]);
+      const after = Date.now();
+      // A group that has not read yet owes everything kept.
+      const fresh = await bus.backlog(s, "g");
+      expect(fresh.messages).toBe(3);
+      expect(fresh.oldestAt).toBeGreaterThanOrEqual(before - 1000);
+      expect(fresh.oldestAt).toBeLessThanOrEqual(after + 1000);
+      await bus.read(s, "g", "c", { count: 2 }); // 1 and 2 pending, 3 unread
+      expect((await bus.backlog(s, "g")).messages).toBe(3);
+      await bus.ack(s, "g", [ids[0]!]);
+      expect((await bus.backlog(s, "g")).messages).toBe(2);
+      await bus.ack(s, "g", [ids[1]!]);
+      await bus.ack(
+        s,
+        "g",
+        (await bus.read(s, "g", "c")).map((m) => m.id),
+      );
+      expect(await bus.backlog(s, "g")).toStrictEqual({ messages: 0, oldestAt: null });
+      // Other groups keep their own count.
+      expect((await bus.backlog(s, "other")).messages).toBe(3);
+    });
+
     it("trim deletes old messages only once every group acknowledged them", async () => {
       const s = stream();
       const ids = await bus.publish(s, [msg("1"), msg("2"), msg("3")]);

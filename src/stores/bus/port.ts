@@ -53,6 +53,17 @@ export interface Bus {
    * some group has not read or not acknowledged yet is kept). Returns how many were deleted.
    */
   trim(stream: string, olderThanMs: number): Promise<number>;
+  /**
+   * What `group` still has to do on `stream`: messages not acknowledged by it (never read, or read
+   * and pending) and when the oldest of them was published (epoch ms; null when there is none).
+   * A group that has not read yet owes every message still kept.
+   */
+  backlog(stream: string, group: string): Promise<Backlog>;
+}
+
+export interface Backlog {
+  messages: number;
+  oldestAt: number | null;
 }
 
 export const DEFAULT_READ = { count: 100, claimIdleMs: 30_000 } as const;

@@ -4,6 +4,7 @@ import { KvError, KvUnavailableError } from "../kv/port.js";
 import { guardRedis, toKvError } from "../kv/redis.js";
 import {
   assertBusName,
+  type Backlog,
   type Bus,
   type BusMessage,
   DEFAULT_READ,
@@ -246,6 +247,43 @@ export class RedisBus implements Bus {
       if (idLess(need, floor)) floor = need;
     }
     return this.wrap(() => this.redis.xtrim(key, "MINID", floor));
+  }
+
+  async backlog(stream: string, group: string): Promise<Backlog> {
+    assertBusName("group", group);
+    const key = this.keyOf(stream);
+    if (!(await this.wrap(() => this.redis.exists(key)))) return { messages: 0, oldestAt: null };
+    const groups = (await this.wrap(() => this.redis.call("XINFO", "GROUPS", key))) as (string | number)[][];
+    const info = groups.find((g) => String(g[g.indexOf("name") + 1]) === group);
+    const first = async (from: string) => {
+      const rows = (await this.wrap(() => this.redis.xrange(key, from, "+", "COUNT", 1))) as Entry[];
+      return rows[0] ? Number(parseId(rows[0][0])[0]) : null;
+    };
+    if (!info) {
+      const messages = await this.wrap(() => this.redis.xlen(key));
+      return { messages, oldestAt: await first("-") };
+    }
+    const get = (name: string) => info[info.indexOf(name) + 1];
+    const pending = Number(get("pending") ?? 0);
+    const after = nextId(String(get("last-delivered-id")));
+    // `lag` (Redis 7) is null when entries were deleted in between: count the unread ones then.
+    const lag = get("lag");
+    const unread =
+      lag === null || lag === undefined
+        ? ((await this.wrap(() => this.redis.xrange(key, after, "+"))) as Entry[]).length
+        : Number(lag);
+    let oldestAt = unread > 0 ? await first(after) : null;
+    if (pending > 0) {
+      const summary = (await this.wrap(() => this.redis.call("XPENDING", key, group))) as [
+        number,
+        string | null,
+      ];
+      if (summary[1]) {
+        const ms = Number(parseId(summary[1])[0]);
+        oldestAt = oldestAt === null ? ms : Math.min(oldestAt, ms);
+      }
+    }
+    return { messages: pending + unread, oldestAt };
   }
 
   private wrap<T>(fn: () => Promise<T>): Promise<T> {

@@ -1,6 +1,7 @@
 import type { SqlStore } from "../sql/port.js";
 import {
   assertBusName,
+  type Backlog,
   type Bus,
   type BusMessage,
   DEFAULT_READ,
@@ -146,5 +147,20 @@ export class SqlBus implements Bus {
       [stream, Math.max(0, olderThanMs) / 1000],
     );
     return r.rowCount;
+  }
+
+  async backlog(stream: string, group: string): Promise<Backlog> {
+    assertBusName("stream", stream);
+    assertBusName("group", group);
+    const { rows } = await this.sql.query<{ messages: string; oldest: string | null }>(
+      `SELECT count(*)::text AS messages, (extract(epoch FROM min(m.created_at)) * 1000)::bigint::text AS oldest
+       FROM bus_messages m
+       WHERE m.stream = $1
+         AND (m.id > coalesce((SELECT last_id FROM bus_groups WHERE stream = $1 AND group_name = $2), 0)
+              OR EXISTS (SELECT 1 FROM bus_pending p WHERE p.stream = $1 AND p.group_name = $2 AND p.id = m.id))`,
+      [stream, group],
+    );
+    const r = rows[0];
+    return { messages: Number(r?.messages ?? 0), oldestAt: r?.oldest == null ? null : Number(r.oldest) };
   }
 }
