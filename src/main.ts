@@ -32,6 +32,7 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
   services.forwarder.start();
   services.relay.start();
   services.recalcWorker.start();
+  services.identityWorker.start();
   // Dedup housekeeping: fold acknowledged groups, forget ids past the window.
   const prune = () =>
     stores.dedup
@@ -97,6 +98,7 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
       await services.forwarder.stop();
       await services.relay.stop();
       await services.recalcWorker.stop();
+      await services.identityWorker.stop();
       await stores.close();
       process.exit(0);
     });

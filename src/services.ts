@@ -8,8 +8,11 @@ import { DashboardService } from "./dashboards/service.js";
 import { OutboxRelay } from "./events/relay.js";
 import { DestinationService } from "./forwarding/destinations.js";
 import { Forwarder } from "./forwarding/service.js";
+import { IdentityAssigner } from "./identity/assign.js";
+import { IdentityFeed } from "./identity/feed.js";
+import { IdentityGraph } from "./identity/graph.js";
+import { IdentityWorker } from "./identity/worker.js";
 import { GroupCommitter } from "./ingest/group.js";
-import { IdentityResolver } from "./ingest/identity.js";
 import { IngestService } from "./ingest/service.js";
 import { ApiKeyService } from "./keys/service.js";
 import type { Logger } from "./log.js";
@@ -48,11 +51,29 @@ export interface Services {
   recalc: RecalcService;
   /** Consumer of orders.changed / costs.changed (runs only in `serve`). */
   recalcWorker: RecalcWorker;
+  /** Files identity sightings into the graph (runs in `serve`; `catchUp` elsewhere; docs/identity.md). */
+  identityWorker: IdentityWorker;
+  /**
+   * Moves everything written so far to where queries see it: outbox → bus, then the identity worker
+   * (tests, the CLI after an import). Returns the identity lag left.
+   */
+  settle(timeoutMs?: number): ReturnType<IdentityWorker["catchUp"]>;
 }
 
 export function buildServices(stores: Stores, config: Config, log: Logger): Services {
-  const identity = new IdentityResolver(stores.sql);
   const versions = new DataVersions(stores.kv);
+  const assigner = new IdentityAssigner();
+  const identityWorker = new IdentityWorker(
+    stores.bus,
+    new IdentityGraph(stores.sql),
+    stores.warehouse,
+    assigner,
+    {
+      log,
+      onChanged: (pixelIds) => versions.bump(pixelIds),
+    },
+  );
+  const identity = new IdentityFeed(stores.bus, assigner, () => identityWorker.wake());
   const destinations = new DestinationService(stores.sql, {
     onError: (err) => log.warn({ err }, "invalid destination config"),
   });
@@ -92,8 +113,12 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     ingestGroups,
     destinations,
     forwarder,
-    sync: new SyncService(stores.sql, stores.warehouse, identity, (pixelId) =>
-      pixelId === null ? versions.bumpGlobal() : versions.bump([pixelId]),
+    sync: new SyncService(
+      stores.sql,
+      stores.warehouse,
+      identity,
+      (pixelId) => (pixelId === null ? versions.bumpGlobal() : versions.bump([pixelId])),
+      () => relay.wake(),
     ),
     versions,
     queries: new QueryService({
@@ -126,5 +151,10 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     relay,
     recalc,
     recalcWorker: new RecalcWorker(stores.bus, recalc, { log }),
+    identityWorker,
+    async settle(timeoutMs) {
+      while ((await relay.runOnce()).claimed > 0);
+      return identityWorker.catchUp(timeoutMs);
+    },
   };
 }

@@ -18,4 +18,6 @@ export const TOPIC_STREAMS: Readonly<Record<string, TopicRoute>> = {
   // cost changes; consumed by the recalculation worker.
   "orders.changed": { stream: "orders.changed" },
   "costs.changed": { stream: "costs.changed" },
+  // Internal: aliases seen on orders, for the identity worker (ingest publishes its own directly).
+  "identity.observed": { stream: "identity.observed" },
 };

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { AppError, UnavailableError } from "../errors.js";
+import type { IdentityFeed, SightingsPayload } from "../identity/feed.js";
 import type { Logger } from "../log.js";
 import type { ForwardableEvent } from "../shared/event-row.js";
 import type { DedupLease, DedupStore } from "../stores/dedup/port.js";
 import { SqlError } from "../stores/sql/port.js";
 import { WarehouseParameterError, type WarehouseStore } from "../stores/warehouse/port.js";
-import type { IdentityResolver } from "./identity.js";
 import {
   type Batch,
   type DedupWait,
@@ -73,7 +73,8 @@ const FORWARD_HOLD_MS = 120_000;
 export interface GroupDeps {
   dedup: DedupStore;
   warehouse: WarehouseStore;
-  identity: IdentityResolver;
+  /** Identity ids for the rows, and the sightings published for the identity worker. */
+  identity: IdentityFeed;
   forwarder?: ForwardQueue;
   /** Told which pixels got new rows, before the requests are acknowledged (query caches key on it). */
   onStored?: (pixelIds: string[]) => Promise<void>;
@@ -87,8 +88,8 @@ interface Waiting {
 }
 
 /**
- * Group commit: requests arriving together share one dedup reservation, one identity resolution and
- * one warehouse INSERT per table, so per-statement costs are paid once per group, not per request.
+ * Group commit: requests arriving together share one dedup reservation, one sightings message per
+ * pixel and one warehouse INSERT, so per-statement costs are paid once per group, not per request.
  * Every request of a group is acknowledged only after the group's INSERTs succeeded; if a step fails,
  * every reservation of the group is released and every request answers 503 (nothing half-stored).
  */
@@ -185,7 +186,7 @@ export class GroupCommitter {
     const byPixel = new Map<string, Batch[]>();
     for (const b of batches) byPixel.set(b.ctx.pixelId, [...(byPixel.get(b.ctx.pixelId) ?? []), b]);
 
-    const links: Record<string, unknown>[] = [];
+    const sightings: SightingsPayload[] = [];
     for (const [pixelId, pixelBatches] of byPixel) {
       const dedup = await dedupStep(
         pixelId,
@@ -197,9 +198,8 @@ export class GroupCommitter {
       leases.push(...dedup.leases);
       claims.push(...dedup.claims);
       if (!dedup.ok) return fail(dedup);
-      const identity = await identityStep(pixelId, pixelBatches, this.deps.identity);
-      if (!identity.ok) return fail(identity);
-      for (const l of identity.links) links.push(l);
+      const payload = identityStep(pixelId, pixelBatches, this.deps.identity);
+      if (payload) sightings.push(payload);
     }
     const rows: Record<string, unknown>[] = [];
     for (const b of batches) {
@@ -226,11 +226,15 @@ export class GroupCommitter {
         return fail({ ok: false, retry: "the forwarding queue", cause: err });
       }
     }
+    // Sightings before the write, like forwarding: a crash after the write must not lose a merge.
     try {
-      await Promise.all([
-        rows.length ? this.deps.warehouse.insert("events", rows) : undefined,
-        links.length ? this.deps.warehouse.insert("identity_links", links) : undefined,
-      ]);
+      await this.deps.identity.publish(sightings);
+    } catch (err) {
+      await forwarder?.cancel(hold.token).catch(() => {});
+      return fail({ ok: false, retry: "the event bus", cause: err });
+    }
+    try {
+      if (rows.length) await this.deps.warehouse.insert("events", rows);
     } catch (err) {
       await forwarder?.cancel(hold.token).catch((e: unknown) => {
         this.deps.log.warn(

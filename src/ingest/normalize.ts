@@ -1,3 +1,4 @@
+import type { Alias } from "../identity/union.js";
 import type { EventRow } from "../shared/event-row.js";
 import { toNumericText } from "../shared/money.js";
 import { formatDateTime } from "../stores/warehouse/port.js";
@@ -6,7 +7,6 @@ import { hashEmail } from "./enrich/email.js";
 import { truncateIp } from "./enrich/ip.js";
 import { deriveFbc, parsePageUrl, referrerHost } from "./enrich/url.js";
 import { parseUserAgent } from "./enrich/user-agent.js";
-import type { Alias } from "./identity.js";
 import type { IncomingEvent } from "./schema.js";
 import type { ValidEvent } from "./validate.js";
 

@@ -1,8 +1,8 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { monotonicFactory } from "ulid";
+import type { IdentityFeed, SightingsPayload } from "../identity/feed.js";
 import { type DedupLease, type DedupStore, ReservationUncertainError } from "../stores/dedup/port.js";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
-import type { IdentityResolver } from "./identity.js";
 import { type IngestContext, type NormalizedEvent, normalizeEvent } from "./normalize.js";
 import type { ValidEvent } from "./validate.js";
 
@@ -156,23 +156,22 @@ async function storedIds(warehouse: WarehouseStore, pixelId: string, ids: string
   return new Set(found.map((r) => r.event_id));
 }
 
-/** Every event, duplicates included, contributes its identifiers to the identity graph. */
-export async function identityStep(
+/**
+ * Every event, duplicates included, contributes its identifiers to the identity graph: each kept row
+ * gets its identity id now (in memory), and the sightings go to the identity worker.
+ */
+export function identityStep(
   pixelId: string,
   batches: readonly Batch[],
-  identity: IdentityResolver,
-): Promise<{ ok: true; links: Record<string, unknown>[] } | { ok: false; retry: string; cause: unknown }> {
+  feed: IdentityFeed,
+): SightingsPayload | null {
   const events = batches.flatMap((b) => b.events);
-  try {
-    const { canonical, links } = await identity.resolve(
-      pixelId,
-      events.map((e) => e.aliases),
-    );
-    events.forEach((e, i) => {
-      e.row.canonical_id = canonical[i] ?? "";
-    });
-    return { ok: true, links: links as unknown as Record<string, unknown>[] };
-  } catch (err) {
-    return retry("the identity store", err);
-  }
+  const { ids, payload } = feed.assign(
+    pixelId,
+    events.map((e) => e.aliases),
+  );
+  events.forEach((e, i) => {
+    e.row.canonical_id = ids[i] ?? "";
+  });
+  return payload;
 }

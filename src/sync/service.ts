@@ -1,6 +1,8 @@
 import { ulid } from "ulid";
+import type { IdentityFeed } from "../identity/feed.js";
+import { IDENTITY_TOPIC } from "../identity/messages.js";
+import type { Alias } from "../identity/union.js";
 import { hashEmail } from "../ingest/enrich/email.js";
-import type { Alias, IdentityResolver } from "../ingest/identity.js";
 import { findUnstorableText } from "../shared/text.js";
 import { isMissing } from "../shared/validate.js";
 import type { SqlExecutor, SqlStore } from "../stores/sql/port.js";
@@ -40,9 +42,11 @@ export class SyncService {
   constructor(
     private readonly sql: SqlStore,
     private readonly warehouse: WarehouseStore,
-    private readonly identity: IdentityResolver,
+    private readonly identity: IdentityFeed,
     /** Told when stored data changed (query caches key on a per-pixel data version); null = FX rates. */
     private readonly onChanged: (pixelId: string | null) => Promise<void> = async () => {},
+    /** Told after outbox rows were written (wakes the relay). */
+    private readonly onOutbox: () => void = () => {},
   ) {}
 
   async upsert(kind: RecordKind, pixelId: string | null, records: readonly unknown[]): Promise<SyncResult> {
@@ -153,14 +157,21 @@ export class SyncService {
       if (o.customer.id) aliases.push({ type: "store", value: o.customer.id });
       return aliases;
     });
-    const { canonical, links } = await this.identity.resolve(pixelId, groups);
-    // Every arriving or changed order goes to the per-order cost snapshot through the outbox, announced
-    // before the write: if the write fails the (idempotent) worker finds nothing to do, whereas a notice
-    // lost after the write would never come back (a retry sees the orders as unchanged).
-    await this.sql.query("INSERT INTO outbox (topic, payload) VALUES ($1, $2)", [
-      "orders.changed",
-      { pixelId, orderIds: write.map((o) => o.id) },
-    ]);
+    const { ids: canonical, payload } = this.identity.assign(pixelId, groups);
+    // Announced before the write: the per-order cost snapshot (if the write fails the idempotent
+    // worker finds nothing to do, whereas a notice lost after the write would never come back — a
+    // retry sees the orders as unchanged) and the orders' sightings for the identity worker.
+    await this.sql.query(
+      "INSERT INTO outbox (topic, payload) SELECT * FROM unnest($1::text[], $2::jsonb[])",
+      [
+        ["orders.changed", ...(payload ? [IDENTITY_TOPIC] : [])],
+        [
+          JSON.stringify({ pixelId, orderIds: write.map((o) => o.id) }),
+          ...(payload ? [JSON.stringify(payload)] : []),
+        ],
+      ],
+    );
+    this.onOutbox();
     await Promise.all([
       this.warehouse.insert(
         "orders",
@@ -170,9 +181,6 @@ export class SyncService {
         "order_lines",
         write.flatMap((o) => orderLineRows(pixelId, o)),
       ),
-      links.length
-        ? this.warehouse.insert("identity_links", links as unknown as Record<string, unknown>[])
-        : undefined,
     ]);
     return counts;
   }

@@ -1,7 +1,9 @@
 /**
- * Identity resolution through POST /tr/api/events (docs/ingestion.md, "Identity"): identifiers of one event merge their
+ * Identity resolution through POST /tr/api/events (docs/identity.md): identifiers of one event merge their
  * identities into the earliest canonical id, the Postgres index and the warehouse identity_links agree,
- * and the canonical id is stable as aliases are added later.
+ * and the canonical id is stable as aliases are added later. The identity worker files sightings
+ * after the write; each check first lets it catch up (`settle`), then reads an event's identity as
+ * queries do: the id stored on its row, resolved through its `canonical` link in one hop.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
@@ -37,12 +39,26 @@ async function warehouseLinks(pixelId: string): Promise<Mapping> {
 }
 
 let seq = 0;
-/** Sends one event and returns the canonical id stored on its row. */
+/** The identity of a stored event as queries see it: its row's id, one hop through the links. */
+async function resolvedOf(pixelId: string, eventId: string): Promise<string> {
+  const stored = (await oneRow(app, pixelId, eventId)).canonical_id as string;
+  if (stored === "") return "";
+  const [hop] = await app.stores.warehouse.query<{ to: string }>(
+    `SELECT argMax(canonical_id, version) AS to FROM identity_links
+     WHERE pixel_id = {pixel:String} AND alias_type = 'canonical' AND alias_value = {id:String}
+     GROUP BY alias_value`,
+    { pixel: pixelId, id: stored },
+  );
+  return hop?.to ?? stored;
+}
+
+/** Sends one event, lets the identity worker file it, and returns the event's identity. */
 async function canonicalOf(px: Pixel, event: Record<string, unknown>): Promise<string> {
   const eventId = `ident-${++seq}`;
   const res = await sendOk(app, px, [{ name: "page_view", eventId, ...event }]);
   expect(res.eventsIngested).toBe(1);
-  return (await oneRow(app, px.pixelId, eventId)).canonical_id as string;
+  expect((await app.services.settle()).messages).toBe(0);
+  return resolvedOf(px.pixelId, eventId);
 }
 
 describe("identity resolution", () => {
@@ -170,6 +186,7 @@ describe("identity resolution", () => {
       { name: "identify", eventId: "batch-3", identityId: "b-2", userProperties: { userIds: ["b-user"] } },
       { name: "identify", eventId: "batch-4", identityId: "b-1", userProperties: { userIds: ["b-user"] } },
     ]);
+    await app.services.settle();
     const aliases = await pgAliases(px.pixelId);
     const root = aliases["identity:b-1"];
     expect(root).toMatch(ULID_RE);

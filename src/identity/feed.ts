@@ -1,0 +1,42 @@
+import { monotonicFactory } from "ulid";
+import type { Bus } from "../stores/bus/port.js";
+import type { IdentityAssigner } from "./assign.js";
+import { IDENTITY_STREAM, sightingsPayload } from "./messages.js";
+import type { Alias } from "./union.js";
+
+export type SightingsPayload = NonNullable<ReturnType<typeof sightingsPayload>>;
+
+/**
+ * The write paths' entry to identity: ids assigned in memory, sightings published for the worker.
+ * Ingest publishes straight to the bus, before its warehouse write (its change is not in SQL, so an
+ * outbox row would buy nothing); a sighting of a write that then fails files aliases nobody stored,
+ * which is harmless, whereas one published after the write could be lost with the process.
+ */
+export class IdentityFeed {
+  private readonly key = monotonicFactory();
+
+  constructor(
+    private readonly bus: Bus,
+    readonly assigner: IdentityAssigner,
+    /** Called after a publish (wakes this process's worker). */
+    private readonly onPublished?: () => void,
+  ) {}
+
+  /** Ids for the groups and the payload announcing them (null when no group has aliases). */
+  assign(
+    pixelId: string,
+    groups: readonly (readonly Alias[])[],
+  ): { ids: string[]; payload: SightingsPayload | null } {
+    const ids = this.assigner.assign(pixelId, groups);
+    return { ids, payload: sightingsPayload(pixelId, groups, ids) };
+  }
+
+  async publish(payloads: readonly SightingsPayload[]): Promise<void> {
+    if (payloads.length === 0) return;
+    await this.bus.publish(
+      IDENTITY_STREAM,
+      payloads.map((payload) => ({ key: this.key(), payload })),
+    );
+    this.onPublished?.();
+  }
+}

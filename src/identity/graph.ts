@@ -1,0 +1,136 @@
+import type { SqlExecutor, SqlStore } from "../stores/sql/port.js";
+import { formatDateTime } from "../stores/warehouse/port.js";
+import { canonicalKey, type GraphChange, type KnownGraph, resolveSightings, type Sighting } from "./union.js";
+
+/** A row of the warehouse `identity_links` table. */
+export interface IdentityLinkRow {
+  pixel_id: string;
+  alias_type: string;
+  alias_value: string;
+  canonical_id: string;
+  first_seen: string;
+  version: number;
+}
+
+let lastVersion = 0;
+/** Strictly increasing per process, and ahead of wall-clock ms × 1000 so later writes win. */
+function nextVersion(): number {
+  lastVersion = Math.max(lastVersion + 1, Date.now() * 1000);
+  return lastVersion;
+}
+
+export interface Applied {
+  change: GraphChange;
+  /** Every alias whose identity was set or changed, for the warehouse. */
+  links: IdentityLinkRow[];
+}
+
+/**
+ * The identity graph of record (Postgres `identity_aliases`): alias → identity, and `canonical`
+ * aliases from every id merged away or linked to the identity it belongs to now. Merges re-point
+ * every alias of the merged identity, so any id ever stored on a row resolves in one hop.
+ */
+export class IdentityGraph {
+  constructor(private readonly sql: SqlStore) {}
+
+  /**
+   * Files a pixel's sightings into the graph, one writer per pixel at a time. `beforeCommit` gets
+   * the changed links while the transaction is open: when it throws (the warehouse refused them)
+   * nothing is filed, so a retry computes the same links again instead of finding nothing to do.
+   */
+  apply(
+    pixelId: string,
+    sightings: readonly Sighting[],
+    beforeCommit: (links: IdentityLinkRow[]) => Promise<void>,
+  ): Promise<Applied> {
+    return this.sql.transaction(async (tx) => {
+      await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`identity:${pixelId}`]);
+      const known = await this.load(tx, pixelId, sightings);
+      const change = resolveSightings(sightings, known);
+      const links = await this.store(tx, pixelId, change);
+      if (links.length) await beforeCommit(links);
+      return { change, links };
+    });
+  }
+
+  private async load(tx: SqlExecutor, pixelId: string, sightings: readonly Sighting[]): Promise<KnownGraph> {
+    const types: string[] = [];
+    const values: string[] = [];
+    const seen = new Set<string>();
+    const ask = (type: string, value: string) => {
+      const k = `${type}\u0000${value}`;
+      if (seen.has(k)) return;
+      seen.add(k);
+      types.push(type);
+      values.push(value);
+    };
+    const assigned = new Set<string>();
+    for (const s of sightings) {
+      for (const a of s.aliases) ask(a.type, a.value);
+      if (s.assigned) {
+        ask("canonical", s.assigned);
+        assigned.add(s.assigned);
+      }
+    }
+    const rootOf = new Map<string, string>();
+    if (types.length) {
+      const { rows } = await tx.query<{ alias_type: string; alias_value: string; canonical_id: string }>(
+        `SELECT alias_type, alias_value, canonical_id FROM identity_aliases
+         WHERE pixel_id = $1 AND (alias_type, alias_value) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+        [pixelId, types, values],
+      );
+      for (const r of rows) rootOf.set(`${r.alias_type}\u0000${r.alias_value}`, r.canonical_id);
+    }
+    const open = [...assigned].filter((id) => !rootOf.has(canonicalKey(id)));
+    const roots = new Set<string>();
+    if (open.length) {
+      const { rows } = await tx.query<{ canonical_id: string }>(
+        `SELECT DISTINCT canonical_id FROM identity_aliases WHERE pixel_id = $1 AND canonical_id = ANY($2::text[])`,
+        [pixelId, open],
+      );
+      for (const r of rows) roots.add(r.canonical_id);
+    }
+    return { rootOf, roots };
+  }
+
+  private async store(tx: SqlExecutor, pixelId: string, change: GraphChange): Promise<IdentityLinkRow[]> {
+    const links: IdentityLinkRow[] = [];
+    const now = formatDateTime(new Date());
+    const link = (type: string, value: string, to: string) =>
+      links.push({
+        pixel_id: pixelId,
+        alias_type: type,
+        alias_value: value,
+        canonical_id: to,
+        first_seen: now,
+        version: nextVersion(),
+      });
+    // Existing identities merged away first: their aliases (and links to them) move to the survivor.
+    for (const [old, survivor] of change.merges) {
+      const { rows } = await tx.query<{ alias_type: string; alias_value: string }>(
+        `UPDATE identity_aliases SET canonical_id = $3 WHERE pixel_id = $1 AND canonical_id = $2
+         RETURNING alias_type, alias_value`,
+        [pixelId, old, survivor],
+      );
+      for (const r of rows) link(r.alias_type, r.alias_value, survivor);
+    }
+    const entries = [...change.created.values()].map((c) => ({
+      type: c.alias.type,
+      value: c.alias.value,
+      to: c.root,
+    }));
+    for (const [old, survivor] of change.merges)
+      entries.push({ type: "canonical", value: old, to: survivor });
+    for (const [id, root] of change.links) entries.push({ type: "canonical", value: id, to: root });
+    if (entries.length) {
+      await tx.query(
+        `INSERT INTO identity_aliases (pixel_id, alias_type, alias_value, canonical_id)
+         SELECT $1, t, v, c FROM unnest($2::text[], $3::text[], $4::text[]) AS x(t, v, c)
+         ON CONFLICT (pixel_id, alias_type, alias_value) DO UPDATE SET canonical_id = excluded.canonical_id`,
+        [pixelId, entries.map((e) => e.type), entries.map((e) => e.value), entries.map((e) => e.to)],
+      );
+      for (const e of entries) link(e.type, e.value, e.to);
+    }
+    return links;
+  }
+}

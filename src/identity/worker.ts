@@ -1,0 +1,169 @@
+import { PollingLoop } from "../events/loop.js";
+import { defaultConsumerName } from "../events/subscription.js";
+import type { Logger } from "../log.js";
+import type { Bus } from "../stores/bus/port.js";
+import type { WarehouseStore } from "../stores/warehouse/port.js";
+import type { IdentityAssigner } from "./assign.js";
+import type { IdentityGraph } from "./graph.js";
+import { IDENTITY_STREAM, parseSightings, type SightingsMessage } from "./messages.js";
+
+export const IDENTITY_GROUP = "identity";
+
+export interface IdentityLag {
+  /** Sightings messages published and not yet filed. */
+  messages: number;
+  /** Age of the oldest of them (0 when caught up). */
+  seconds: number;
+}
+
+export interface IdentityWorkerOptions {
+  log?: Logger;
+  /** Told which pixels' identities changed once their links are in the warehouse (query caches). */
+  onChanged?: (pixelIds: string[]) => Promise<void>;
+  /** Messages per batch (one graph transaction per pixel of the batch). */
+  batchSize?: number;
+  pollIntervalMs?: number;
+  /** A batch pending this long with a consumer that went quiet is taken over. */
+  claimIdleMs?: number;
+}
+
+/** Filing delays kept for the freshness figures: publish → links in the warehouse. */
+const DELAYS_KEPT = 10_000;
+
+/**
+ * The identity graph as derived state: consumes the sightings the write paths publish (ingest
+ * directly, sync through the outbox), files them per pixel (IdentityGraph) and writes the changed
+ * links to the warehouse, where queries resolve every stored id in one hop. At-least-once and
+ * idempotent: a sighting filed twice changes nothing the second time. A batch is acknowledged only
+ * after its links are in the warehouse; a pixel that fails leaves its messages pending.
+ */
+export class IdentityWorker {
+  private readonly loop: PollingLoop;
+  private readonly consumer = defaultConsumerName();
+  private readonly delays: number[] = [];
+  private filed = 0;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly graph: IdentityGraph,
+    private readonly warehouse: WarehouseStore,
+    private readonly assigner: IdentityAssigner,
+    private readonly options: IdentityWorkerOptions = {},
+  ) {
+    this.loop = new PollingLoop(
+      async () => (await this.runOnce()).delivered >= this.batchSize,
+      options.pollIntervalMs ?? 100,
+      (err) => options.log?.warn({ err }, "identity worker error; retrying"),
+    );
+  }
+
+  private get batchSize(): number {
+    return this.options.batchSize ?? 200;
+  }
+
+  start(): this {
+    this.loop.start();
+    return this;
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  /** New sightings were published in this process: file them now rather than at the next poll. */
+  wake(): void {
+    this.loop.wake();
+  }
+
+  /** Reads one batch and files it; returns how many messages came and how many failed. */
+  async runOnce(): Promise<{ delivered: number; failed: number }> {
+    const messages = await this.bus.read(IDENTITY_STREAM, IDENTITY_GROUP, this.consumer, {
+      count: this.batchSize,
+      claimIdleMs: this.options.claimIdleMs ?? 60_000,
+    });
+    if (messages.length === 0) return { delivered: 0, failed: 0 };
+    const byPixel = new Map<string, { ids: string[]; parsed: SightingsMessage[] }>();
+    const done: string[] = [];
+    for (const m of messages) {
+      const parsed = parseSightings(m.payload);
+      if (!parsed) {
+        this.options.log?.warn({ key: m.key }, "not a sightings message; dropped");
+        done.push(m.id);
+        continue;
+      }
+      const entry = byPixel.get(parsed.pixelId) ?? { ids: [], parsed: [] };
+      entry.ids.push(m.id);
+      entry.parsed.push(parsed);
+      byPixel.set(parsed.pixelId, entry);
+    }
+    const changed: string[] = [];
+    let failed = 0;
+    for (const [pixelId, { ids, parsed }] of byPixel) {
+      const sightings = parsed.flatMap((p) => p.sightings);
+      try {
+        const { change, links } = await this.graph.apply(pixelId, sightings, (rows) =>
+          this.warehouse.insert("identity_links", rows as unknown as Record<string, unknown>[]),
+        );
+        this.assigner.learn(pixelId, sightings, change);
+        if (links.length) changed.push(pixelId);
+        done.push(...ids);
+        const now = Date.now();
+        for (const p of parsed) this.record(now - p.at);
+      } catch (err) {
+        failed += ids.length;
+        this.options.log?.warn({ err, pixelId }, "identity sightings not filed; retried");
+      }
+    }
+    if (changed.length && this.options.onChanged) {
+      await this.options.onChanged(changed).catch((err: unknown) => {
+        this.options.log?.warn({ err }, "data version not bumped after identity merges");
+      });
+    }
+    if (done.length) await this.bus.ack(IDENTITY_STREAM, IDENTITY_GROUP, done);
+    return { delivered: messages.length, failed };
+  }
+
+  private record(ms: number): void {
+    this.filed++;
+    if (this.delays.length >= DELAYS_KEPT) this.delays.shift();
+    this.delays.push(Math.max(0, ms));
+  }
+
+  /** Publish → filed delays of the last messages (ms), and how many were filed in all. */
+  freshness(): { count: number; p50: number | null; p99: number | null } {
+    const sorted = [...this.delays].sort((a, b) => a - b);
+    const at = (q: number) =>
+      sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : null;
+    return { count: this.filed, p50: at(0.5), p99: at(0.99) };
+  }
+
+  /** What is still to file, across every process of the group. */
+  async lag(): Promise<IdentityLag> {
+    const b = await this.bus.backlog(IDENTITY_STREAM, IDENTITY_GROUP);
+    return {
+      messages: b.messages,
+      seconds: b.oldestAt === null ? 0 : Math.max(0, (Date.now() - b.oldestAt) / 1000),
+    };
+  }
+
+  /**
+   * Files everything published so far in this process (tests, the CLI after an import, a query
+   * asked to wait). Messages another live consumer holds are waited for until `timeoutMs`.
+   * Returns the lag left (zero messages when caught up).
+   */
+  async catchUp(timeoutMs = 30_000): Promise<IdentityLag> {
+    const deadline = Date.now() + timeoutMs;
+    let pause = 5;
+    for (;;) {
+      const r = await this.runOnce();
+      if (r.delivered > 0 && r.failed === 0) continue;
+      const left = await this.lag();
+      if (left.messages === 0 || Date.now() >= deadline) return left;
+      // Held by another consumer (or failing): poll until it lands or the time is up.
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(pause, Math.max(1, deadline - Date.now()))),
+      );
+      pause = Math.min(pause * 2, 250);
+    }
+  }
+}
