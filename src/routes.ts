@@ -6,6 +6,7 @@ import { dashboardRoutes } from "./dashboards/routes.js";
 import { buildOpenApi } from "./http/openapi.js";
 import { type RouteDef, route } from "./http/route.js";
 import { systemRoutes } from "./http/system-routes.js";
+import { identityRoutes } from "./identity/routes.js";
 import { ingestRoutes } from "./ingest/routes.js";
 import { productRoutes } from "./products/routes.js";
 import { queryRoutes } from "./query/routes.js";
@@ -24,6 +25,7 @@ export function routeTable(services: Services, stores: Stores, config: Config): 
     ...accountRoutes(services.accounts),
     ...syncRoutes(services.sync),
     ...queryRoutes(services.queries),
+    ...identityRoutes(services.identityWorker),
     ...consoleRoutes(services.console),
     ...dashboardRoutes(services.dashboards),
     ...costRoutes(services.costs),

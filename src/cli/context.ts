@@ -28,6 +28,30 @@ export async function withContext<T>(purpose: string, fn: (ctx: CliContext) => P
   }
 }
 
+/**
+ * Runs a writing command with the relay and the identity worker going alongside it, so identities
+ * are filed while it writes; then, with `wait`, until everything it wrote is filed (an embedded
+ * store has no other process to do it until the next `serve`). Returns the lag left.
+ */
+export async function whileFilingIdentities<T>(
+  services: Services,
+  wait: boolean,
+  fn: () => Promise<T>,
+): Promise<{ result: T; lag: { messages: number; seconds: number } }> {
+  services.relay.start();
+  services.identityWorker.start();
+  try {
+    const result = await fn();
+    await services.relay.stop();
+    await services.identityWorker.stop();
+    const lag = wait ? await services.settle(24 * 3_600_000) : await services.identityWorker.lag();
+    return { result, lag };
+  } finally {
+    await services.relay.stop();
+    await services.identityWorker.stop();
+  }
+}
+
 const UNREACHABLE: [new (...a: never[]) => Error, string][] = [
   [SqlUnavailableError, "the Postgres store (DATABASE_URL, or PGlite in DATA_DIR)"],
   [WarehouseUnavailableError, "the ClickHouse store (CLICKHOUSE_URL, or chDB in DATA_DIR)"],

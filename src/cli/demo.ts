@@ -2,7 +2,7 @@ import cliProgress from "cli-progress";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { loadDemo, SCALES, type Scale } from "../demo/load.js";
 import { SCOPES } from "../keys/scopes.js";
-import { output, withContext } from "./context.js";
+import { output, whileFilingIdentities, withContext } from "./context.js";
 
 /** Percent done per phase: a bar on a terminal, a line per phase step otherwise. On stderr. */
 function demoProgress(): { update(phase: string, done: number): void; stop(): void } {
@@ -58,13 +58,15 @@ export function registerDemoCommand(program: Command): void {
         }
         const progress = demoProgress();
         const started = performance.now();
-        const summary = await loadDemo(services, stores, {
-          pixelId: opts.pixel,
-          scale: opts.scale,
-          seed: opts.seed,
-          ...(opts.days ? { days: opts.days } : {}),
-          progress: progress.update,
-        });
+        const { result: summary } = await whileFilingIdentities(services, true, () =>
+          loadDemo(services, stores, {
+            pixelId: opts.pixel,
+            scale: opts.scale,
+            seed: opts.seed,
+            ...(opts.days ? { days: opts.days } : {}),
+            progress: progress.update,
+          }),
+        );
         progress.stop();
         const { key } = await services.keys.create({
           pixelId: opts.pixel,

@@ -12,7 +12,7 @@ import { formatFromName, type RecordFormat, readRecords } from "../sync/read-rec
 import { SYNC_KINDS } from "../sync/routes.js";
 import type { RecordKind, SyncResult } from "../sync/schemas.js";
 import type { SyncService } from "../sync/service.js";
-import { output, withContext } from "./context.js";
+import { output, whileFilingIdentities, withContext } from "./context.js";
 
 /**
  * `pixelhouse import <kind> <file>` and `pixelhouse fx import <file>`: stream a JSON Lines or CSV file
@@ -49,6 +49,8 @@ interface CommandOptions {
   batch: number;
   rejects?: string;
   json?: boolean;
+  /** false with --no-wait. */
+  wait?: boolean;
 }
 
 const MAX_BATCH = 100_000;
@@ -71,6 +73,10 @@ const common = (cmd: Command) =>
     )
     .option("--batch <n>", "records per SyncService call", batchSize, 5000)
     .option("--rejects <file>", "where bad lines go (default: <file>.rejects.jsonl)")
+    .option(
+      "--no-wait",
+      "do not wait for the identity worker to file the imported orders (the service does it)",
+    )
     .addOption(json());
 
 export function registerImportCommands(program: Command): void {
@@ -120,7 +126,15 @@ async function importCommand(
   const summary = await withContext(purpose, async ({ services }) => {
     if (pixelId !== null && !(await services.pixels.get(pixelId)))
       throw new BadRequestError(`pixel ${pixelId} not found`);
-    return runImport(services.sync, { kind, file, format, pixelId, batch: opts.batch, rejects });
+    const { result, lag } = await whileFilingIdentities(services, opts.wait !== false, () =>
+      runImport(services.sync, { kind, file, format, pixelId, batch: opts.batch, rejects }),
+    );
+    if (lag.messages > 0) {
+      process.stderr.write(
+        `pixelhouse: ${lag.messages} identity message(s) left for the service's identity worker\n`,
+      );
+    }
+    return result;
   });
   output(opts.json, summary, summaryLines(summary));
 }

@@ -167,6 +167,8 @@ describe("POST /tr/api/events: success", () => {
       expect(text).not.toContain("alice.buyer");
       expect(text).not.toContain("example.com");
     }
+    // The identity worker files the aliases after the write.
+    expect((await app.services.settle()).messages).toBe(0);
     const links = await app.stores.warehouse.query<Json>(
       "SELECT * FROM identity_links WHERE pixel_id = {pixel:String}",
       { pixel: happy.pixelId },

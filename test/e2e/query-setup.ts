@@ -48,6 +48,8 @@ export function loader(app: TestApp, px: Pixel): Loader {
   const sync = async (kind: Parameters<TestApp["services"]["sync"]["upsert"]>[0], records: Records) => {
     const r = await app.services.sync.upsert(kind, kind === "fx-rates" ? null : px.pixelId, records);
     expect(r.rejected, `${kind} refused`).toEqual([]);
+    // Loaded means visible to queries: the identity worker has filed what was written.
+    expect((await app.services.settle()).messages).toBe(0);
   };
   return {
     orders: (r) => sync("orders", r),
@@ -57,6 +59,7 @@ export function loader(app: TestApp, px: Pixel): Loader {
     fxRates: (r) => sync("fx-rates", r),
     events: async (events) => {
       await sendOk(app, px, [...events]);
+      expect((await app.services.settle()).messages).toBe(0);
     },
   };
 }

@@ -46,6 +46,8 @@ async function syncOk(px: Pixel, kind: Kind, records: unknown[]): Promise<SyncRe
   expect(res.status, res.text).toBe(200);
   const body = res.body as SyncResult;
   expect(Object.keys(body).sort()).toEqual(["accepted", "rejected", "unchanged", "updated"]);
+  // The identity worker files the orders' aliases after the write; wait for it like a reader would.
+  expect((await app.services.settle()).messages).toBe(0);
   return body;
 }
 
@@ -764,7 +766,7 @@ describe("orders", () => {
     const px = await newPixel();
     const outbox = async () =>
       pg<{ topic: string; payload: { pixelId: string; orderIds: string[] } }>(
-        "SELECT topic, payload FROM outbox WHERE payload->>'pixelId' = $1 ORDER BY id",
+        "SELECT topic, payload FROM outbox WHERE payload->>'pixelId' = $1 AND topic = 'orders.changed' ORDER BY id",
         [px.pixelId],
       );
     const ids = async (n: number) => [...((await outbox())[n]?.payload.orderIds ?? [])].sort();
