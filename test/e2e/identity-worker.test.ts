@@ -1,0 +1,106 @@
+/**
+ * Identity resolution after the write (docs/identity.md), as `serve` runs it: the identity worker
+ * files sightings in the background; GET /db-mgmt/api/identity/lag says how far it trails and, with
+ * `waitMs`, waits for it; a merge it files reaches queries, cached answers included.
+ *
+ * Worked example: visitor anon-v lands from google (a touch) on Aug 9; an order of customer
+ * v@example.com is placed Aug 10. Until an event links anon-v to that email, the order has no
+ * touch: last click credits (none) 1 order / 50. Once the linking event is filed, google gets it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TestApp } from "../helpers/app.js";
+import { sendOk } from "./ingest-helpers.js";
+import { event, order, type Response, sums, touch } from "./query-fixtures.js";
+import { type QuerySuite, startQuerySuite } from "./query-setup.js";
+
+let suite: QuerySuite;
+let app: TestApp;
+beforeAll(async () => {
+  suite = await startQuerySuite({ scopes: ["analytics:read", "events:write"] });
+  app = suite.app;
+});
+afterAll(async () => {
+  await app?.services.identityWorker.stop();
+  await app?.close();
+});
+
+interface Lag {
+  messages: number;
+  seconds: number;
+  caughtUp: boolean;
+  filed: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+}
+const lag = async (query = ""): Promise<{ status: number; body: Lag }> => {
+  const res = await app.call("GET", `/db-mgmt/api/identity/lag${query}`, {
+    key: suite.px.key,
+    pixelId: suite.px.pixelId,
+  });
+  return { status: res.status, body: res.body as Lag };
+};
+const lastClick = (headers: Record<string, string> = {}): Promise<Response> =>
+  suite.post(
+    {
+      dimension: "attribution.source",
+      dateRange: { start: "2026-08-10", end: "2026-08-10" },
+      timezone: "UTC",
+      attributionModel: "last_click",
+      attributionWindow: 30,
+    },
+    { path: "/db-mgmt/api/query-attribution", headers },
+  );
+const credit = (res: Response) => {
+  const orders = sums(res, "attribution.orders");
+  const revenue = sums(res, "attribution.revenue");
+  return Object.fromEntries(Object.keys(orders).map((k) => [k, [orders[k], revenue[k]]]));
+};
+
+describe("the identity worker", () => {
+  it("a merge filed after the write reaches queries, cached answers included", async () => {
+    await suite.load.events([touch("anon-v", "2026-08-09T10:00:00Z", "utm_source=google&utm_medium=cpc")]);
+    await suite.load.orders([
+      order("OV", "2026-08-10T10:00:00Z", "USD", 50, { customer: { email: "v@example.com" } }),
+    ]);
+    expect(credit(await lastClick())).toEqual({ "(none)": [1, 50] });
+
+    // The linking event is acknowledged; nobody files it yet (the worker is not running).
+    await sendOk(app, suite.px, [
+      event("page_view", "anon-v", "2026-08-11T10:00:00Z", { userProperties: { emails: ["v@example.com"] } }),
+    ]);
+    const behind = await lag();
+    expect(behind.status).toBe(200);
+    expect(behind.body.messages).toBe(1);
+    expect(behind.body.caughtUp).toBe(false);
+    expect(behind.body.seconds).toBeGreaterThanOrEqual(0);
+    // The cached answer from before is still what there is to see.
+    expect(credit(await lastClick())).toEqual({ "(none)": [1, 50] });
+
+    // As in `serve`: the worker runs, and the lag endpoint waits for it.
+    app.services.identityWorker.start();
+    const caught = await lag("?waitMs=20000");
+    expect(caught.body).toMatchObject({ messages: 0, seconds: 0, caughtUp: true });
+    expect(caught.body.filed).toBeGreaterThanOrEqual(1);
+    expect(caught.body.p50Ms).toBeGreaterThanOrEqual(0);
+    // Without no-cache: the merge bumped the pixel's data version, so the cached answer is not reused.
+    expect(credit(await lastClick())).toEqual({ google: [1, 50] });
+    expect(credit(await lastClick({ "Cache-Control": "no-cache" }))).toEqual({ google: [1, 50] });
+  });
+
+  it("refuses a waitMs that is not 0-30000 ms, naming it", async () => {
+    for (const bad of ["?waitMs=abc", "?waitMs=30001", "?waitMs=-1", "?wait=5"]) {
+      const res = await lag(bad);
+      expect(res.status, bad).toBe(400);
+      expect(JSON.stringify(res.body), bad).toMatch(/waitMs|wait/);
+    }
+  });
+
+  it("needs analytics:read", async () => {
+    const writer = await app.pixelWithKey(["events:write"]);
+    const res = await app.call("GET", "/db-mgmt/api/identity/lag", {
+      key: writer.key,
+      pixelId: writer.pixelId,
+    });
+    expect(res.status).toBe(403);
+  });
+});
