@@ -1,7 +1,8 @@
 /**
  * npm run bench:ingest — events/s of the real service (HTTP, 100-event batches of realistic events
  * with unique ids, 32 concurrent clients, fresh store) against a bare baseline in the same run,
- * acknowledgement latency, time until an acknowledged event is queryable, Redis bytes per remembered
+ * acknowledgement latency, time until an acknowledged event is queryable and until its identity merge
+ * is (publish → filed by the identity worker, p50/p99), Redis bytes per remembered
  * id. Embedded stores always; again with Postgres + Redis servers when BENCH_DATABASE_URL /
  * BENCH_REDIS_URL (or TEST_DATABASE_URL / TEST_REDIS_URL) are set.
  */
@@ -51,7 +52,10 @@ async function service(bodies: string[], env: Record<string, string>, label: str
     await runCli(["pixel", "create", "--name", "bench", "--id", pixelId, "--json"], base);
     key = (
       JSON.parse(
-        await runCli(["key", "create", "--pixel", pixelId, "--scopes", "events:write", "--json"], base),
+        await runCli(
+          ["key", "create", "--pixel", pixelId, "--scopes", "events:write,analytics:read", "--json"],
+          base,
+        ),
       ) as { key: string }
     ).key;
   }
@@ -78,6 +82,14 @@ async function service(bodies: string[], env: Record<string, string>, label: str
     1,
     headers,
   );
+  // Identity freshness: publish → merge visible to queries, over every group of the run; then how long
+  // the backlog took to clear after the load stopped.
+  const lagUrl = `${String(ready.url)}/db-mgmt/api/identity/lag`;
+  const tLag = performance.now();
+  const lagRes = await fetch(`${lagUrl}?waitMs=30000`, { headers });
+  const identity = (await lagRes.json()) as { messages: number; p50Ms: number; p99Ms: number; filed: number };
+  const identityClearMs = performance.now() - tLag;
+  if (identity.messages !== 0) throw new Error(`identity worker still ${identity.messages} messages behind`);
   // One event on the warm service: acknowledged means written (checked below, after the stop).
   const t0 = performance.now();
   const probe = await fetch(url, {
@@ -100,7 +112,7 @@ async function service(bodies: string[], env: Record<string, string>, label: str
   await stores.close();
   rmSync(dir, { recursive: true, force: true });
   if (probeRows.length !== 1) throw new Error("an acknowledged event was not in the warehouse");
-  return { ...r, stored: row?.n ?? 0, light, probeAckMs };
+  return { ...r, stored: row?.n ?? 0, light, probeAckMs, identity, identityClearMs };
 }
 
 async function usedMemory(redis: Redis): Promise<number> {
@@ -205,11 +217,18 @@ if (REDIS_URL) {
     `redis: ${redis.digest.toFixed(1)} B per remembered id (digest buckets, 1M ids) vs ${redis.naive.toFixed(1)} B with SET NX EX`,
   );
 }
+log(
+  `identity (embedded): publish → filed p50 ${emb.identity.p50Ms} ms, p99 ${emb.identity.p99Ms} ms over ${emb.identity.filed} messages; backlog cleared ${emb.identityClearMs.toFixed(0)} ms after the load` +
+    (server
+      ? `; servers p50 ${server.identity.p50Ms} ms, p99 ${server.identity.p99Ms} ms, cleared ${server.identityClearMs.toFixed(0)} ms after`
+      : ""),
+);
 const ratio = emb.eventsPerSecond / base.eventsPerSecond;
 process.stdout.write(
   `bench:ingest service ${emb.eventsPerSecond.toFixed(0)} events/s | baseline ${base.eventsPerSecond.toFixed(0)} events/s | ratio ${ratio.toFixed(2)}` +
     ` | p50 ${percentile(emb.latenciesMs, 50).toFixed(0)} ms p99 ${percentile(emb.latenciesMs, 99).toFixed(0)} ms` +
-    ` | unsaturated p99 ${percentile(emb.light.latenciesMs, 99).toFixed(0)} ms | queryable 0 ms after ack` +
+    ` | unsaturated p99 ${percentile(emb.light.latenciesMs, 99).toFixed(0)} ms | rows queryable 0 ms after ack` +
+    ` | identity merge visible p50 ${emb.identity.p50Ms} ms p99 ${emb.identity.p99Ms} ms` +
     (server
       ? ` | servers ${server.eventsPerSecond.toFixed(0)} events/s p99 ${percentile(server.latenciesMs, 99).toFixed(0)} ms`
       : "") +

@@ -19,7 +19,8 @@ export interface CliContext {
 export async function withContext<T>(purpose: string, fn: (ctx: CliContext) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const log = createLogger(config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL);
-  const stores = await openStores(config, purpose);
+  // The warehouse opens only if the command queries it (keys, pixels, destinations never do).
+  const stores = await openStores(config, purpose, { lazyWarehouse: true });
   try {
     await migrate(stores.sql, stores.warehouse);
     return await fn({ config, stores, services: buildServices(stores, config, log) });

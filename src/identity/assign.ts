@@ -11,6 +11,8 @@ import { type Alias, aliasKey, type GraphChange, type Sighting } from "./union.j
  */
 export class IdentityAssigner {
   private readonly ids = new LRUCache<string, string>({ max: 500_000 });
+  /** Alias → identity as the worker filed it (not as this process merely assigned it). */
+  private readonly filed = new LRUCache<string, string>({ max: 500_000 });
   /** Identities merged away → their survivor, so remembered ids follow merges at once. */
   private readonly merged = new LRUCache<string, string>({ max: 100_000 });
   private readonly newId = monotonicFactory();
@@ -28,6 +30,20 @@ export class IdentityAssigner {
   private remembered(pixelId: string, a: Alias): string | undefined {
     const id = this.ids.get(`${pixelId}\u0000${aliasKey(a)}`);
     return id === undefined ? undefined : this.current(pixelId, id);
+  }
+
+  /**
+   * A group whose aliases the worker has all filed under one identity, stored under that identity,
+   * brings the graph nothing new: its sighting need not be published. Merges only ever join
+   * identities, so what was filed together stays together.
+   */
+  known(pixelId: string, group: readonly Alias[], id: string): boolean {
+    if (group.length === 0) return true;
+    for (const a of group) {
+      const root = this.filed.get(`${pixelId}\u0000${aliasKey(a)}`);
+      if (root === undefined || this.current(pixelId, root) !== id) return false;
+    }
+    return true;
   }
 
   /** An id per group of aliases ('' for a group without any), index-aligned; groups sharing an alias share the id. */
@@ -84,7 +100,11 @@ export class IdentityAssigner {
     sightings.forEach((s, i) => {
       const root = change.roots[i];
       if (!root) return;
-      for (const a of s.aliases) this.ids.set(`${pixelId}\u0000${aliasKey(a)}`, root);
+      for (const a of s.aliases) {
+        const k = `${pixelId}\u0000${aliasKey(a)}`;
+        this.ids.set(k, root);
+        this.filed.set(k, root);
+      }
     });
   }
 }

@@ -28,7 +28,9 @@ export class IdentityFeed {
     groups: readonly (readonly Alias[])[],
   ): { ids: string[]; payload: SightingsPayload | null } {
     const ids = this.assigner.assign(pixelId, groups);
-    return { ids, payload: sightingsPayload(pixelId, groups, ids) };
+    // Repeat visitors whose aliases are all filed under the id they got add nothing to publish.
+    const news = groups.map((g, i) => (this.assigner.known(pixelId, g, ids[i]!) ? [] : g));
+    return { ids, payload: sightingsPayload(pixelId, news, ids) };
   }
 
   async publish(payloads: readonly SightingsPayload[]): Promise<void> {

@@ -34,23 +34,48 @@ export class IdentityGraph {
   constructor(private readonly sql: SqlStore) {}
 
   /**
-   * Files a pixel's sightings into the graph, one writer per pixel at a time. `beforeCommit` gets
-   * the changed links while the transaction is open: when it throws (the warehouse refused them)
-   * nothing is filed, so a retry computes the same links again instead of finding nothing to do.
+   * Files a pixel's sightings into the graph, one writer per pixel at a time, and returns the links
+   * that changed. With `repair` (a message delivered again: an earlier attempt may have committed
+   * here and then failed to reach the warehouse) the links returned are every alias of every
+   * identity the sightings touch, so whatever that attempt should have written is written now.
    */
   apply(
     pixelId: string,
     sightings: readonly Sighting[],
-    beforeCommit: (links: IdentityLinkRow[]) => Promise<void>,
+    options: { repair?: boolean } = {},
   ): Promise<Applied> {
     return this.sql.transaction(async (tx) => {
       await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`identity:${pixelId}`]);
       const known = await this.load(tx, pixelId, sightings);
       const change = resolveSightings(sightings, known);
       const links = await this.store(tx, pixelId, change);
-      if (links.length) await beforeCommit(links);
+      if (options.repair) links.push(...(await this.identitiesOf(tx, pixelId, change)));
       return { change, links };
     });
+  }
+
+  /** Every alias (links included) of the identities the sightings ended in. */
+  private async identitiesOf(
+    tx: SqlExecutor,
+    pixelId: string,
+    change: GraphChange,
+  ): Promise<IdentityLinkRow[]> {
+    const roots = [...new Set(change.roots.filter((r) => r !== ""))];
+    if (roots.length === 0) return [];
+    const { rows } = await tx.query<{ alias_type: string; alias_value: string; canonical_id: string }>(
+      `SELECT alias_type, alias_value, canonical_id FROM identity_aliases
+       WHERE pixel_id = $1 AND canonical_id = ANY($2::text[])`,
+      [pixelId, roots],
+    );
+    const now = formatDateTime(new Date());
+    return rows.map((r) => ({
+      pixel_id: pixelId,
+      alias_type: r.alias_type,
+      alias_value: r.alias_value,
+      canonical_id: r.canonical_id,
+      first_seen: now,
+      version: nextVersion(),
+    }));
   }
 
   private async load(tx: SqlExecutor, pixelId: string, sightings: readonly Sighting[]): Promise<KnownGraph> {

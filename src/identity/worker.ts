@@ -35,7 +35,9 @@ const DELAYS_KEPT = 10_000;
  * directly, sync through the outbox), files them per pixel (IdentityGraph) and writes the changed
  * links to the warehouse, where queries resolve every stored id in one hop. At-least-once and
  * idempotent: a sighting filed twice changes nothing the second time. A batch is acknowledged only
- * after its links are in the warehouse; a pixel that fails leaves its messages pending.
+ * after its links are in the warehouse; a pixel that fails leaves its messages pending, and a message
+ * delivered again re-writes every link of the identities it touches (the first attempt may have
+ * committed the graph and lost the warehouse write).
  */
 export class IdentityWorker {
   private readonly loop: PollingLoop;
@@ -82,7 +84,7 @@ export class IdentityWorker {
       claimIdleMs: this.options.claimIdleMs ?? 60_000,
     });
     if (messages.length === 0) return { delivered: 0, failed: 0 };
-    const byPixel = new Map<string, { ids: string[]; parsed: SightingsMessage[] }>();
+    const byPixel = new Map<string, { ids: string[]; parsed: SightingsMessage[]; repair: boolean }>();
     const done: string[] = [];
     for (const m of messages) {
       const parsed = parseSightings(m.payload);
@@ -91,19 +93,23 @@ export class IdentityWorker {
         done.push(m.id);
         continue;
       }
-      const entry = byPixel.get(parsed.pixelId) ?? { ids: [], parsed: [] };
+      const entry = byPixel.get(parsed.pixelId) ?? { ids: [], parsed: [], repair: false };
       entry.ids.push(m.id);
       entry.parsed.push(parsed);
+      entry.repair ||= m.deliveries > 1;
       byPixel.set(parsed.pixelId, entry);
     }
     const changed: string[] = [];
     let failed = 0;
-    for (const [pixelId, { ids, parsed }] of byPixel) {
+    for (const [pixelId, { ids, parsed, repair }] of byPixel) {
       const sightings = parsed.flatMap((p) => p.sightings);
       try {
-        const { change, links } = await this.graph.apply(pixelId, sightings, (rows) =>
-          this.warehouse.insert("identity_links", rows as unknown as Record<string, unknown>[]),
-        );
+        const { change, links } = await this.graph.apply(pixelId, sightings, { repair });
+        // After the commit, outside the transaction (embedded Postgres is one connection, and ingest
+        // waits on it): if this insert fails the messages stay pending and come back in repair mode.
+        if (links.length) {
+          await this.warehouse.insert("identity_links", links as unknown as Record<string, unknown>[]);
+        }
         this.assigner.learn(pixelId, sightings, change);
         if (links.length) changed.push(pixelId);
         done.push(...ids);

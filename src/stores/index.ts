@@ -12,11 +12,8 @@ import { SqlDedupStore } from "./dedup/sql.js";
 import { MemoryKv } from "./kv/memory.js";
 import type { KvStore } from "./kv/port.js";
 import { RedisKv } from "./kv/redis.js";
-import { PgSqlStore } from "./sql/pg.js";
-import { PgliteSqlStore } from "./sql/pglite.js";
 import type { SqlStore } from "./sql/port.js";
-import { ChdbWarehouse } from "./warehouse/chdb.js";
-import { ClickHouseWarehouse } from "./warehouse/clickhouse.js";
+import { LazyWarehouse } from "./warehouse/lazy.js";
 import type { WarehouseStore } from "./warehouse/port.js";
 
 export interface Stores {
@@ -34,8 +31,23 @@ export interface Stores {
 
 export class StoreConfigError extends Error {}
 
-/** Opens each store with the adapter its configuration picks; the only place that knows adapters. */
-export async function openStores(config: Config, purpose: string): Promise<Stores> {
+export interface OpenOptions {
+  /**
+   * Open the warehouse on its first use rather than now (commands: most never query it, and chDB
+   * costs ~150 MB the moment it loads). Its pending migrations run when it opens.
+   */
+  lazyWarehouse?: boolean;
+}
+
+/**
+ * Opens each store with the adapter its configuration picks; the only place that knows adapters.
+ * Adapters are imported only when picked: a process on server stores never loads chDB or PGlite.
+ */
+export async function openStores(
+  config: Config,
+  purpose: string,
+  options: OpenOptions = {},
+): Promise<Stores> {
   const embedded = !config.DATABASE_URL || !config.CLICKHOUSE_URL;
   const release = embedded ? lockDataDir(config.DATA_DIR, purpose) : () => {};
   const opened: { close(): Promise<void> }[] = [];
@@ -43,18 +55,32 @@ export async function openStores(config: Config, purpose: string): Promise<Store
     const keySecret = resolveKeySecret(config);
     const breaker = { failures: config.STORE_BREAKER_FAILURES, cooldownMs: config.STORE_BREAKER_COOLDOWN_MS };
     const sql: SqlStore = config.DATABASE_URL
-      ? new PgSqlStore(config.DATABASE_URL, { connectTimeoutMs: config.PG_CONNECT_TIMEOUT_MS, breaker })
-      : await PgliteSqlStore.open(join(config.DATA_DIR, "pg"));
-    opened.push(sql);
-    const warehouse: WarehouseStore = config.CLICKHOUSE_URL
-      ? await ClickHouseWarehouse.open({
-          url: config.CLICKHOUSE_URL,
-          username: config.CLICKHOUSE_USER,
-          password: config.CLICKHOUSE_PASSWORD,
-          database: config.CLICKHOUSE_DATABASE,
+      ? new (await import("./sql/pg.js")).PgSqlStore(config.DATABASE_URL, {
+          connectTimeoutMs: config.PG_CONNECT_TIMEOUT_MS,
           breaker,
         })
-      : await ChdbWarehouse.open(join(config.DATA_DIR, "ch"), config.CLICKHOUSE_DATABASE);
+      : await (await import("./sql/pglite.js")).PgliteSqlStore.open(join(config.DATA_DIR, "pg"));
+    opened.push(sql);
+    const openWarehouse = async (): Promise<WarehouseStore> =>
+      config.CLICKHOUSE_URL
+        ? (await import("./warehouse/clickhouse.js")).ClickHouseWarehouse.open({
+            url: config.CLICKHOUSE_URL,
+            username: config.CLICKHOUSE_USER,
+            password: config.CLICKHOUSE_PASSWORD,
+            database: config.CLICKHOUSE_DATABASE,
+            breaker,
+          })
+        : (await import("./warehouse/chdb.js")).ChdbWarehouse.open(
+            join(config.DATA_DIR, "ch"),
+            config.CLICKHOUSE_DATABASE,
+          );
+    const warehouse: WarehouseStore = options.lazyWarehouse
+      ? new LazyWarehouse(
+          config.CLICKHOUSE_URL ? "clickhouse" : "chdb",
+          config.CLICKHOUSE_DATABASE,
+          openWarehouse,
+        )
+      : await openWarehouse();
     opened.push(warehouse);
     const kv = config.REDIS_URL
       ? new RedisKv(config.REDIS_URL, config.REDIS_KEY_PREFIX, {

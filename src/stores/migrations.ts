@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SqlExecutor, SqlStore } from "./sql/port.js";
+import { LazyWarehouse } from "./warehouse/lazy.js";
 import type { WarehouseStore } from "./warehouse/port.js";
 
 export const SQL_DIR = fileURLToPath(new URL("../../sql", import.meta.url));
@@ -78,10 +79,20 @@ export async function migrate(
 ): Promise<MigrationReport> {
   const pgMigrations = readMigrations(options.sqlDir ?? join(SQL_DIR, "postgres"));
   const chMigrations = readMigrations(options.warehouseDir ?? join(SQL_DIR, "clickhouse"));
+  // A warehouse not opened yet is migrated when it opens, under the same lock, if it ever does.
+  const deferred = warehouse instanceof LazyWarehouse && !warehouse.opened;
+  if (deferred) {
+    await warehouse.whenOpened((wh) =>
+      sql.transaction(async (tx) => {
+        await tx.query("SELECT pg_advisory_xact_lock($1)", [LOCK_ID]);
+        await migrateWarehouse(wh, chMigrations);
+      }),
+    );
+  }
   return sql.transaction(async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock($1)", [LOCK_ID]);
     const sqlApplied = await migrateSql(tx, pgMigrations);
-    const whApplied = await migrateWarehouse(warehouse, chMigrations);
+    const whApplied = deferred ? [] : await migrateWarehouse(warehouse, chMigrations);
     return { sql: sqlApplied, warehouse: whApplied };
   });
 }
