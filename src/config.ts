@@ -38,6 +38,17 @@ export const configSchema = z.object({
     .transform((v) => (v === "" ? undefined : v))
     .refine((v) => v === undefined || v.length >= 32, "must be at least 32 characters"),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  /** Bearer token that opens GET /metrics on the service's port; without it /metrics is not served there. */
+  METRICS_TOKEN: z
+    .string()
+    .optional()
+    .transform((v) => (v === "" ? undefined : v))
+    .refine((v) => v === undefined || v.length >= 16, "must be at least 16 characters"),
+  /** A port of its own serving only /metrics, without a token (bind it to a private address). */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_HOST: z.string().min(1).default("127.0.0.1"),
+  /** `pixelhouse status` and /readyz call a background consumer behind when its oldest message is older. */
+  CONSUMER_MAX_LAG_SECONDS: z.coerce.number().min(1).max(86_400).default(300),
   /** How long a verified key may be served from the in-process cache; revocation waits at most this long. */
   KEY_CACHE_MS: z.coerce.number().int().min(0).max(5000).default(4000),
   /** Bounds opening a Postgres connection and waiting for a free one of the pool (then 503). */

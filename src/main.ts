@@ -4,6 +4,7 @@ import { createDemoOnFirstStart } from "./bootstrap.js";
 import { type Config, storeModes } from "./config.js";
 import { loadDemo } from "./demo/load.js";
 import { createLogger } from "./log.js";
+import { serveMetrics } from "./metrics-server.js";
 import { buildServices } from "./services.js";
 import { openStores } from "./stores/index.js";
 import { migrate } from "./stores/migrations.js";
@@ -23,6 +24,10 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
     server.once("listening", resolve);
     server.once("error", reject);
   });
+  const metrics =
+    config.METRICS_PORT === undefined
+      ? undefined
+      : await serveMetrics(config.METRICS_HOST, config.METRICS_PORT);
   const { port } = server.address() as AddressInfo;
   const host = config.HOST === "0.0.0.0" || config.HOST === "::" ? "localhost" : config.HOST;
   const url = `http://${host}:${port}`;
@@ -99,6 +104,7 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
       await services.relay.stop();
       await services.recalcWorker.stop();
       await services.identityWorker.stop();
+      metrics?.server.close();
       await stores.close();
       process.exit(0);
     });
@@ -109,7 +115,7 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
   // Announced only now: whoever reads the ready line may signal at once (a supervisor, a test).
   if (options.json) {
     process.stdout.write(
-      `${JSON.stringify({ url, stores: storeModes(config), ...(demo ? { demo: { pixelId: demo.pixelId, key: demo.key } } : {}) })}\n`,
+      `${JSON.stringify({ url, stores: storeModes(config), ...(metrics ? { metricsUrl: metrics.url } : {}), ...(demo ? { demo: { pixelId: demo.pixelId, key: demo.key } } : {}) })}\n`,
     );
   } else if (demo) {
     process.stdout.write(

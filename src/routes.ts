@@ -21,7 +21,7 @@ import { VERSION } from "./version.js";
  */
 export function routeTable(services: Services, stores: Stores, config: Config): RouteDef[] {
   const routes: RouteDef[] = [
-    ...systemRoutes(stores),
+    ...systemRoutes(stores, config),
     ...accountRoutes(services.accounts),
     ...syncRoutes(services.sync),
     ...queryRoutes(services.queries),

@@ -2,7 +2,7 @@ import { AccountService } from "./accounts/service.js";
 import type { Config } from "./config.js";
 import { defaultConsoleThreads } from "./console/limits.js";
 import { ConsoleService } from "./console/service.js";
-import { RecalcService, RecalcWorker } from "./costs/recalc.js";
+import { RECALC_GROUP, RecalcService, RecalcWorker } from "./costs/recalc.js";
 import { CostService } from "./costs/service.js";
 import { DashboardService } from "./dashboards/service.js";
 import { OutboxRelay } from "./events/relay.js";
@@ -11,11 +11,12 @@ import { Forwarder } from "./forwarding/service.js";
 import { IdentityAssigner } from "./identity/assign.js";
 import { IdentityFeed } from "./identity/feed.js";
 import { IdentityGraph } from "./identity/graph.js";
-import { IdentityWorker } from "./identity/worker.js";
+import { IDENTITY_GROUP, IdentityWorker } from "./identity/worker.js";
 import { GroupCommitter } from "./ingest/group.js";
 import { IngestService } from "./ingest/service.js";
 import { ApiKeyService } from "./keys/service.js";
 import type { Logger } from "./log.js";
+import { registerConsumer } from "./metrics.js";
 import { PixelService } from "./pixels/service.js";
 import { loadVariantCostFacts } from "./products/facts.js";
 import { ProductService } from "./products/service.js";
@@ -103,6 +104,12 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     loadVariantCostFacts(stores.sql, pixelId, keys),
   );
   const accounts = new AccountService(stores.sql, () => relay.wake());
+  const recalcWorker = new RecalcWorker(stores.bus, recalc, { log });
+  // What `pixelhouse status`, /readyz and the lag gauges of /metrics ask (docs/operations.md).
+  registerConsumer("outbox-relay", () => relay.backlog());
+  registerConsumer("forwarding", () => forwarder.queue.backlog());
+  registerConsumer(RECALC_GROUP, () => recalcWorker.lag());
+  registerConsumer(IDENTITY_GROUP, () => identityWorker.lag());
   return {
     keys: new ApiKeyService(stores.sql, stores.keySecret, config.KEY_CACHE_MS, (err) =>
       log.warn({ err }, "could not record key last_used_at"),
@@ -150,7 +157,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     products: new ProductService(stores.sql),
     relay,
     recalc,
-    recalcWorker: new RecalcWorker(stores.bus, recalc, { log }),
+    recalcWorker,
     identityWorker,
     async settle(timeoutMs) {
       while ((await relay.runOnce()).claimed > 0);

@@ -11,6 +11,7 @@ import { registerDestinationCommands } from "./destinations.js";
 import { parseDuration } from "./duration.js";
 import { registerEventCommands } from "./events.js";
 import { registerImportCommands } from "./import.js";
+import { registerStatusCommand } from "./status.js";
 
 const program = new Command()
   .name("pixelhouse")
@@ -239,5 +240,6 @@ registerDemoCommand(program);
 registerImportCommands(program);
 registerEventCommands(program);
 registerCostsCommands(program);
+registerStatusCommand(program);
 
 program.parseAsync(process.argv).catch(reportCliError);

@@ -1,3 +1,4 @@
+import { consoleQueueSeconds, consoleReadersInUse, since } from "../metrics.js";
 import type { ReaderOptions, WarehouseStore } from "../stores/warehouse/port.js";
 import { ConsoleBusyError, ConsoleSaturatedError } from "./errors.js";
 
@@ -56,10 +57,14 @@ export class ReaderPool {
     work: (reader: WarehouseStore) => Promise<T>,
     signal?: AbortSignal,
   ): Promise<T> {
+    const asked = performance.now();
     const lease = await this.acquire(pixel, signal);
+    consoleQueueSeconds.observe(since(asked));
+    consoleReadersInUse.inc();
     try {
       return await work(lease.reader!);
     } finally {
+      consoleReadersInUse.dec();
       this.release(lease);
     }
   }

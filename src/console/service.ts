@@ -1,3 +1,4 @@
+import { consoleQueries } from "../metrics.js";
 import { type ReaderOptions, WarehouseLimitError, type WarehouseStore } from "../stores/warehouse/port.js";
 import { confine } from "./confine.js";
 import { fromEngine, ResultTooLargeError } from "./errors.js";
@@ -10,6 +11,16 @@ import {
 } from "./limits.js";
 import { ReaderPool } from "./pool.js";
 import { ANALYST_TABLES } from "./tables.js";
+
+/** Counts a console answer (ok) or error (refused when the client's to fix, else failed), passing it on. */
+function counted<T>(value: T, failed = false): T {
+  const status = (value as { status?: number } | null)?.status;
+  consoleQueries.inc({
+    outcome: !failed ? "ok" : status !== undefined && status < 500 ? "refused" : "failed",
+  });
+  return value;
+}
+
 import { validateSql } from "./validate.js";
 
 export interface ConsoleOptions {
@@ -137,21 +148,23 @@ export class ConsoleService {
   async run(pixelId: string, request: ConsoleRequest, signal?: AbortSignal): Promise<ConsoleJson> {
     const limit = request.limit ?? DEFAULT_ROW_LIMIT;
     try {
-      return await this.pool.use(
-        pixelId,
-        async (reader) => {
-          const query = await this.prepare(reader, pixelId, request.sql, limit, signal);
-          const { text, stats } = await reader.queryText(query.sql, query.params, {
-            settings: { ...query.settings, ...JSON_EXACT },
-            format: "JSONCompactEachRowWithNamesAndTypes",
-            ...(signal ? { signal } : {}),
-          });
-          return encodeJson(text, limit, stats, this.maxResultBytes);
-        },
-        signal,
-      );
+      return await this.pool
+        .use(
+          pixelId,
+          async (reader) => {
+            const query = await this.prepare(reader, pixelId, request.sql, limit, signal);
+            const { text, stats } = await reader.queryText(query.sql, query.params, {
+              settings: { ...query.settings, ...JSON_EXACT },
+              format: "JSONCompactEachRowWithNamesAndTypes",
+              ...(signal ? { signal } : {}),
+            });
+            return encodeJson(text, limit, stats, this.maxResultBytes);
+          },
+          signal,
+        )
+        .then(counted);
     } catch (err) {
-      throw this.fromEngine(err);
+      throw counted(this.fromEngine(err), true);
     }
   }
 
@@ -169,41 +182,47 @@ export class ConsoleService {
     const limit = request.limit ?? DEFAULT_ROW_LIMIT;
     const started = performance.now();
     try {
-      return await this.pool.use(
-        pixelId,
-        async (reader) => {
-          const query = await this.prepare(reader, pixelId, request.sql, limit, signal);
-          const cutter = new CsvCutter(limit);
-          // chDB's stream renders each block as a CSVWithNames document of its own, header included.
-          const headers = reader.kind === "chdb" ? new RepeatedHeader() : undefined;
-          let sent = 0;
-          const options = { settings: query.settings, format: "CSVWithNames", ...(signal ? { signal } : {}) };
-          // Where starting a stream would hold the event loop (chDB analyses the query, scalar
-          // subqueries included, on the calling thread), the answer is computed whole off it: the
-          // result-size cap bounds it, and a failure is a clean 400 before any byte is sent.
-          const chunks = reader.streamStartBlocks
-            ? wholeAnswer(reader.queryText(query.sql, query.params, options))
-            : reader.queryStream(query.sql, query.params, options);
-          for await (const chunk of chunks) {
-            const part = cutter.push(headers ? headers.strip(chunk) : chunk);
-            sent += part.length;
-            // Thrown like an engine failure: a 400 before the first bytes went out, a reset after.
-            if (sent > this.maxResultBytes) throw new ResultTooLargeError(this.maxResultBytes);
-            if (part.length > 0) await sink.write(part);
-            // Leaving the loop cancels the engine's stream: the row past the limit was all it needed.
-            if (cutter.truncated) break;
-          }
-          return {
-            rowCount: cutter.rowCount,
-            truncated: cutter.truncated,
-            limit,
-            elapsedMs: performance.now() - started,
-          };
-        },
-        signal,
-      );
+      return await this.pool
+        .use(
+          pixelId,
+          async (reader) => {
+            const query = await this.prepare(reader, pixelId, request.sql, limit, signal);
+            const cutter = new CsvCutter(limit);
+            // chDB's stream renders each block as a CSVWithNames document of its own, header included.
+            const headers = reader.kind === "chdb" ? new RepeatedHeader() : undefined;
+            let sent = 0;
+            const options = {
+              settings: query.settings,
+              format: "CSVWithNames",
+              ...(signal ? { signal } : {}),
+            };
+            // Where starting a stream would hold the event loop (chDB analyses the query, scalar
+            // subqueries included, on the calling thread), the answer is computed whole off it: the
+            // result-size cap bounds it, and a failure is a clean 400 before any byte is sent.
+            const chunks = reader.streamStartBlocks
+              ? wholeAnswer(reader.queryText(query.sql, query.params, options))
+              : reader.queryStream(query.sql, query.params, options);
+            for await (const chunk of chunks) {
+              const part = cutter.push(headers ? headers.strip(chunk) : chunk);
+              sent += part.length;
+              // Thrown like an engine failure: a 400 before the first bytes went out, a reset after.
+              if (sent > this.maxResultBytes) throw new ResultTooLargeError(this.maxResultBytes);
+              if (part.length > 0) await sink.write(part);
+              // Leaving the loop cancels the engine's stream: the row past the limit was all it needed.
+              if (cutter.truncated) break;
+            }
+            return {
+              rowCount: cutter.rowCount,
+              truncated: cutter.truncated,
+              limit,
+              elapsedMs: performance.now() - started,
+            };
+          },
+          signal,
+        )
+        .then(counted);
     } catch (err) {
-      throw this.fromEngine(err);
+      throw counted(this.fromEngine(err), true);
     }
   }
 

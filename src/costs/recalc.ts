@@ -1,6 +1,7 @@
 import { COSTS_CHANGED, type CostsChanged } from "../events/costs-changed.js";
 import { Subscription } from "../events/subscription.js";
 import type { Logger } from "../log.js";
+import type { ConsumerState } from "../metrics.js";
 import type { DataVersions } from "../shared/data-version.js";
 import { fromNumeric } from "../shared/money.js";
 import type { Bus, BusMessage } from "../stores/bus/port.js";
@@ -365,7 +366,7 @@ export class RecalcWorker {
   private readonly subs: Subscription[];
 
   constructor(
-    bus: Bus,
+    private readonly bus: Bus,
     private readonly service: RecalcService,
     private readonly options: { log?: Logger; pollIntervalMs?: number; claimIdleMs?: number } = {},
   ) {
@@ -390,6 +391,22 @@ export class RecalcWorker {
 
   async stop(): Promise<void> {
     await Promise.all(this.subs.map((s) => s.stop()));
+  }
+
+  /** What the group has not acknowledged on its two streams; seconds of the oldest. */
+  async lag(): Promise<ConsumerState> {
+    const now = Date.now();
+    const parts = await Promise.all(
+      ["orders.changed", COSTS_CHANGED].map((s) => this.bus.backlog(s, RECALC_GROUP)),
+    );
+    const oldest = parts.reduce<number | null>(
+      (min, b) => (b.oldestAt === null ? min : min === null ? b.oldestAt : Math.min(min, b.oldestAt)),
+      null,
+    );
+    return {
+      messages: parts.reduce((n, b) => n + b.messages, 0),
+      seconds: oldest === null ? 0 : Math.max(0, (now - oldest) / 1000),
+    };
   }
 
   /** Handles everything delivered now (tests and the CLI drive the worker with this). */

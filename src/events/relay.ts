@@ -1,3 +1,4 @@
+import { type ConsumerState, consumerProcessed, consumerRetries } from "../metrics.js";
 import type { Bus } from "../stores/bus/port.js";
 import type { SqlStore } from "../stores/sql/port.js";
 import { PollingLoop } from "./loop.js";
@@ -135,8 +136,22 @@ export class OutboxRelay {
         [unpublished],
       );
     }
-    if (failure !== undefined) throw failure;
+    consumerProcessed.inc({ consumer: "outbox-relay" }, published.length);
+    if (failure !== undefined) {
+      consumerRetries.inc({ consumer: "outbox-relay" }, unpublished.length);
+      throw failure;
+    }
     return { claimed: rows.length, published: published.length };
+  }
+
+  /** Rows of the relayed topics not published yet, and the age of the oldest. */
+  async backlog(): Promise<ConsumerState> {
+    const { rows } = await this.sql.query<{ n: string; oldest: number | null }>(
+      `SELECT count(*)::text AS n, extract(epoch FROM clock_timestamp() - min(created_at))::float8 AS oldest
+       FROM outbox WHERE published_at IS NULL AND topic = ANY($1::text[])`,
+      [Object.keys(this.topics)],
+    );
+    return { messages: Number(rows[0]?.n ?? 0), seconds: Math.max(0, rows[0]?.oldest ?? 0) };
   }
 
   private async claim(): Promise<ClaimedRow[]> {

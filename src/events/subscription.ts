@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { consumerProcessed, consumerRetries } from "../metrics.js";
 import type { Bus, BusMessage } from "../stores/bus/port.js";
 import { PollingLoop } from "./loop.js";
 
@@ -97,6 +98,8 @@ export class Subscription {
       }
     }
     const acked = done.length > 0 ? await this.bus.ack(stream, group, done) : 0;
+    consumerProcessed.inc({ consumer: group }, acked);
+    if (failed > 0) consumerRetries.inc({ consumer: group }, failed);
     const released = left.length > 0 ? await this.bus.release(stream, group, this.consumer, left) : 0;
     return { delivered: messages.length, acked, failed, released };
   }

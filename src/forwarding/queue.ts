@@ -1,4 +1,5 @@
 import { BadRequestError } from "../errors.js";
+import type { ConsumerState } from "../metrics.js";
 import type { ForwardableEvent } from "../shared/event-row.js";
 import { SqlError, type SqlExecutor, type SqlStore } from "../stores/sql/port.js";
 import type { Destination, DestinationRow, DestinationService } from "./destinations.js";
@@ -325,6 +326,22 @@ export class DeliveryQueue {
   }
 
   /** The pixel's dead letters, newest first; replayed ones only with `includeReplayed`. */
+  /** Deliveries due or in flight, the age of the oldest due one, and the dead letters kept. */
+  async backlog(): Promise<ConsumerState> {
+    const { rows } = await this.sql.query<{ n: string; oldest: number | null; dead: string }>(
+      `SELECT (SELECT count(*) FROM deliveries)::text AS n,
+              (SELECT extract(epoch FROM clock_timestamp() - min(created_at)) FROM deliveries
+                WHERE next_attempt_at <= clock_timestamp())::float8 AS oldest,
+              (SELECT count(*) FROM dead_letters)::text AS dead`,
+    );
+    const r = rows[0];
+    return {
+      messages: Number(r?.n ?? 0),
+      seconds: Math.max(0, r?.oldest ?? 0),
+      deadLetters: Number(r?.dead ?? 0),
+    };
+  }
+
   async listDeadLetters(
     pixelId: string,
     options: { includeReplayed?: boolean; limit?: number } = {},

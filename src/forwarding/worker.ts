@@ -1,4 +1,5 @@
 import { PollingLoop } from "../events/loop.js";
+import { consumerProcessed, consumerRetries } from "../metrics.js";
 import { VERSION } from "../version.js";
 import { type Destination, destinationFromRow } from "./destinations.js";
 import { buildRequest } from "./mappers.js";
@@ -144,6 +145,8 @@ export class DeliveryWorker {
     const settled = await this.queue.settle(
       claimed.map((delivery, i) => ({ delivery, outcome: outcomes[i]! })),
     );
+    consumerProcessed.inc({ consumer: "forwarding" }, settled.delivered + settled.deadLettered);
+    consumerRetries.inc({ consumer: "forwarding" }, settled.retried);
     return { claimed: claimed.length, ...settled };
   }
 

@@ -10,6 +10,7 @@ import {
   ValidationError,
 } from "../errors.js";
 import type { Logger } from "../log.js";
+import { storeUnavailable } from "../metrics.js";
 import { KvUnavailableError } from "../stores/kv/port.js";
 import { SqlUnavailableError } from "../stores/sql/port.js";
 import { WarehouseUnavailableError } from "../stores/warehouse/port.js";
@@ -47,9 +48,9 @@ function envelopeIssue(issue: { message: string; path: string[] }): EventIssue {
 }
 
 const OUTAGES = [
-  [SqlUnavailableError, "Service Unavailable: the SQL store is not reachable"],
-  [WarehouseUnavailableError, "Service Unavailable: the warehouse is not reachable"],
-  [KvUnavailableError, "Service Unavailable: the cache store is not reachable"],
+  [SqlUnavailableError, "Service Unavailable: the SQL store is not reachable", "sql"],
+  [WarehouseUnavailableError, "Service Unavailable: the warehouse is not reachable", "warehouse"],
+  [KvUnavailableError, "Service Unavailable: the cache store is not reachable", "kv"],
 ] as const;
 
 /**
@@ -59,8 +60,9 @@ const OUTAGES = [
 function storeOutage(err: unknown): UnavailableError | null {
   let e: unknown = err;
   for (let depth = 0; depth < 4 && e instanceof Error; depth++, e = e.cause) {
-    for (const [type, message] of OUTAGES) {
+    for (const [type, message, store] of OUTAGES) {
       if (!(e instanceof type)) continue;
+      storeUnavailable.inc({ store });
       const ms = e.retryAfterMs;
       return new UnavailableError(message, ms === undefined ? 1 : Math.max(1, Math.ceil(ms / 1000)));
     }

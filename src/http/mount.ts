@@ -4,6 +4,7 @@ import type { z } from "zod";
 import { ForbiddenError, MissingScopeError, ValidationError } from "../errors.js";
 import type { ApiKeyService, Principal } from "../keys/service.js";
 import type { Logger } from "../log.js";
+import { httpRequests } from "../metrics.js";
 import { parseJsonBody } from "../shared/json.js";
 import { findUnstorableText } from "../shared/text.js";
 import { parseWith } from "../shared/validate.js";
@@ -52,6 +53,13 @@ export interface MountDeps {
 export function mountRoutes(app: Express, routes: readonly RouteDef[], deps: MountDeps): void {
   for (const def of routes) {
     app[def.method](def.path, async (req: Request, res: Response, next: NextFunction) => {
+      res.on("finish", () =>
+        httpRequests.inc({
+          route: def.path,
+          method: def.method,
+          status: `${Math.floor(res.statusCode / 100)}xx`,
+        }),
+      );
       try {
         if (def.errorEnvelope) res.locals.errorEnvelope = def.errorEnvelope;
         let principal: Principal | undefined;

@@ -10,9 +10,9 @@ import { type Alias, aliasKey, type GraphChange, type Sighting } from "./union.j
  * Aliases sharing a batch share an id, so a request that links identities stores them as one.
  */
 export class IdentityAssigner {
-  private readonly ids = new LRUCache<string, string>({ max: 500_000 });
+  private readonly ids = new LRUCache<string, string>({ max: 200_000 });
   /** Alias → identity as the worker filed it (not as this process merely assigned it). */
-  private readonly filed = new LRUCache<string, string>({ max: 500_000 });
+  private readonly filed = new LRUCache<string, string>({ max: 200_000 });
   /** Identities merged away → their survivor, so remembered ids follow merges at once. */
   private readonly merged = new LRUCache<string, string>({ max: 100_000 });
   private readonly newId = monotonicFactory();

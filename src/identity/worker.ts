@@ -1,6 +1,7 @@
 import { PollingLoop } from "../events/loop.js";
 import { defaultConsumerName } from "../events/subscription.js";
 import type { Logger } from "../log.js";
+import { consumerProcessed, consumerRetries } from "../metrics.js";
 import type { Bus } from "../stores/bus/port.js";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
 import type { IdentityAssigner } from "./assign.js";
@@ -60,7 +61,7 @@ export class IdentityWorker {
   }
 
   private get batchSize(): number {
-    return this.options.batchSize ?? 200;
+    return this.options.batchSize ?? 20;
   }
 
   start(): this {
@@ -126,6 +127,8 @@ export class IdentityWorker {
       });
     }
     if (done.length) await this.bus.ack(IDENTITY_STREAM, IDENTITY_GROUP, done);
+    consumerProcessed.inc({ consumer: IDENTITY_GROUP }, done.length);
+    if (failed > 0) consumerRetries.inc({ consumer: IDENTITY_GROUP }, failed);
     return { delivered: messages.length, failed };
   }
 

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { AppError, UnavailableError } from "../errors.js";
 import type { IdentityFeed, SightingsPayload } from "../identity/feed.js";
 import type { Logger } from "../log.js";
+import { ingestGroupEvents, storeUnavailable } from "../metrics.js";
 import type { ForwardableEvent } from "../shared/event-row.js";
 import type { DedupLease, DedupStore } from "../stores/dedup/port.js";
 import { SqlError } from "../stores/sql/port.js";
@@ -32,6 +33,14 @@ export class StoreRefusedError extends AppError {
   }
 }
 
+/** The step names a failed group reports, as the store label of pixelhouse_store_unavailable_total. */
+const STORE_LABELS: Record<string, string> = {
+  "the dedup store": "dedup",
+  "the warehouse": "warehouse",
+  "the event bus": "bus",
+  "the forwarding queue": "sql",
+};
+
 function failure(result: { retry: string; cause: unknown }): AppError {
   if (isDataError(result.cause)) return new StoreRefusedError();
   if (result.cause instanceof InflightError) {
@@ -40,6 +49,7 @@ function failure(result: { retry: string; cause: unknown }): AppError {
       2,
     );
   }
+  storeUnavailable.inc({ store: STORE_LABELS[result.retry] ?? "other" });
   // A store's breaker knows how long its cool-down still runs; without it, a second is enough.
   const ms = (result.cause as { retryAfterMs?: number } | null)?.retryAfterMs;
   const seconds = typeof ms === "number" ? Math.max(1, Math.ceil(ms / 1000)) : 1;
@@ -250,6 +260,7 @@ export class GroupCommitter {
     // Stored. A commit that fails is retried; until it lands, copies of these ids wait, then find
     // them in the warehouse (or, after this process dies, reclaim the lease and find them there).
     for (const lease of leases) await this.settle(lease, true);
+    ingestGroupEvents.observe(rows.length);
     if (rows.length && this.deps.onStored) {
       await this.deps.onStored([...byPixel.keys()]).catch((err: unknown) => {
         this.deps.log.warn(

@@ -2,6 +2,7 @@ import type { Request, Response } from "express";
 import { z } from "zod";
 import { assertPixelMatches } from "../http/mount.js";
 import { route } from "../http/route.js";
+import { querySeconds, since } from "../metrics.js";
 import { FAMILIES, FIELDS, OPERATORS_BY_TYPE } from "./filters/fields.js";
 import { MEASURES } from "./measures.js";
 import {
@@ -98,6 +99,7 @@ export function queryRoutes(queries: QueryService) {
     }),
     queryRoute({
       path: "/db-mgmt/api/query",
+      endpoint: "query",
       summary: "General query: measures by time bucket and dimensions",
       body: generalQuerySchema,
       response: answerOf(queryAnswerSchema),
@@ -107,6 +109,7 @@ export function queryRoutes(queries: QueryService) {
     }),
     queryRoute({
       path: "/db-mgmt/api/query-attribution",
+      endpoint: "attribution",
       summary: "Attributed orders, revenue, spend, ROAS and CPA by a touch dimension",
       body: attributionQuerySchema,
       response: answerOf(queryAnswerSchema),
@@ -116,6 +119,7 @@ export function queryRoutes(queries: QueryService) {
     }),
     queryRoute({
       path: "/db-mgmt/api/query-channel-details",
+      endpoint: "channel",
       summary: "Ad accounts, campaigns, ad sets or ads, with measures over a date range",
       note: "Budget fields of basicDetails stay in the platform's currency; only measures convert.",
       body: channelQuerySchema,
@@ -125,6 +129,7 @@ export function queryRoutes(queries: QueryService) {
     }),
     queryRoute({
       path: "/db-mgmt/api/query-cohort-analysis",
+      endpoint: "cohorts",
       summary:
         "Customer cohorts by first counted order: retention, orders, revenue and cumulative LTV per period",
       body: cohortQuerySchema,
@@ -138,6 +143,8 @@ export function queryRoutes(queries: QueryService) {
 /** The four POST query endpoints share auth, rate limit, pixel check, explain and cache handling. */
 function queryRoute<B extends { pixelId: string }, A>(def: {
   path: string;
+  /** The metric label (a fixed word, one per endpoint). */
+  endpoint: "query" | "attribution" | "cohorts" | "channel";
   summary: string;
   note?: string;
   body: z.ZodType<B>;
@@ -159,10 +166,12 @@ function queryRoute<B extends { pixelId: string }, A>(def: {
     rateLimit: "query",
     handler: async ({ body, query, principal, req, res }) => {
       assertPixelMatches(body.pixelId, principal);
+      const started = performance.now();
       const answer = await def.run(principal.accountId, body, {
         explain: query.explain === "true",
         bypassCache: noCache(req.get("cache-control")),
       });
+      querySeconds.observe({ endpoint: def.endpoint, cache: answer.cache }, since(started));
       return send(answer, res, formatOf(query.format, req), (a: A) => def.table(a, body));
     },
   });

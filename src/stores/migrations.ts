@@ -142,6 +142,37 @@ async function migrateWarehouse(wh: WarehouseStore, all: Migration[]): Promise<s
   return pending.map((m) => basename(m.file, ".sql"));
 }
 
+export interface MigrationState {
+  applied: number;
+  /** Files not applied yet (`serve` or any command applies them on start). */
+  pending: string[];
+}
+
+/** Applied and pending migrations of both stores, read without applying anything. */
+export async function migrationStatus(
+  sql: SqlStore,
+  warehouse: WarehouseStore,
+): Promise<{ sql: MigrationState; warehouse: MigrationState }> {
+  const state = (all: Migration[], applied: { version: number | string }[]): MigrationState => {
+    const done = new Set(applied.map((a) => Number(a.version)));
+    return {
+      applied: all.filter((m) => done.has(m.version)).length,
+      pending: all.filter((m) => !done.has(m.version)).map((m) => basename(m.file, ".sql")),
+    };
+  };
+  const pg = await sql
+    .query<{ version: number }>("SELECT version FROM schema_migrations")
+    .then((r) => r.rows)
+    .catch(() => []);
+  const ch = await warehouse
+    .query<{ version: number }>("SELECT version FROM schema_migrations FINAL")
+    .catch(() => []);
+  return {
+    sql: state(readMigrations(join(SQL_DIR, "postgres")), pg),
+    warehouse: state(readMigrations(join(SQL_DIR, "clickhouse")), ch),
+  };
+}
+
 /** Splits a script on `;` at the end of a line; `--` comment lines are dropped. */
 export function splitStatements(script: string): string[] {
   const withoutComments = script

@@ -113,65 +113,63 @@ describe("the identity worker when the warehouse refuses its links", () => {
     // One chDB per process: the suite's app, with its background worker stopped.
     await app.services.identityWorker.stop();
     const other = app;
-    {
-      const px = await other.pixelWithKey(["events:write"]);
-      // Two visitors, then an event that merges them.
-      await sendOk(other, px, [event("page_view", "anon-a", "2026-08-01T10:00:00Z")]);
-      await sendOk(other, px, [event("page_view", "anon-b", "2026-08-01T11:00:00Z")]);
-      expect((await other.services.settle()).messages).toBe(0);
-      await sendOk(other, px, [
-        event("page_view", "anon-b", "2026-08-02T10:00:00Z", { userProperties: { userIds: ["u-1"] } }),
-        event("page_view", "anon-a", "2026-08-02T11:00:00Z", { userProperties: { userIds: ["u-1"] } }),
-      ]);
-      // A real warehouse whose next identity_links insert fails (after the graph committed).
-      const real = other.stores.warehouse;
-      let refuse = true;
-      const faulty = new Proxy(real, {
-        get(target, prop, receiver) {
-          if (prop === "insert") {
-            return async (table: string, rows: readonly Record<string, unknown>[]) => {
-              if (table === "identity_links" && refuse) {
-                refuse = false;
-                throw new Error("injected: warehouse refused the links");
-              }
-              return target.insert(table, rows);
-            };
-          }
-          const v = Reflect.get(target, prop, receiver);
-          return typeof v === "function" ? v.bind(target) : v;
-        },
-      });
-      const worker = new IdentityWorker(
-        other.stores.bus,
-        new IdentityGraph(other.stores.sql),
-        faulty,
-        new IdentityAssigner(),
-        {
-          claimIdleMs: 0,
-        },
+    const px = await other.pixelWithKey(["events:write"]);
+    // Two visitors, then an event that merges them.
+    await sendOk(other, px, [event("page_view", "anon-a", "2026-08-01T10:00:00Z")]);
+    await sendOk(other, px, [event("page_view", "anon-b", "2026-08-01T11:00:00Z")]);
+    expect((await other.services.settle()).messages).toBe(0);
+    await sendOk(other, px, [
+      event("page_view", "anon-b", "2026-08-02T10:00:00Z", { userProperties: { userIds: ["u-1"] } }),
+      event("page_view", "anon-a", "2026-08-02T11:00:00Z", { userProperties: { userIds: ["u-1"] } }),
+    ]);
+    // A real warehouse whose next identity_links insert fails (after the graph committed).
+    const real = other.stores.warehouse;
+    let refuse = true;
+    const faulty = new Proxy(real, {
+      get(target, prop, receiver) {
+        if (prop === "insert") {
+          return async (table: string, rows: readonly Record<string, unknown>[]) => {
+            if (table === "identity_links" && refuse) {
+              refuse = false;
+              throw new Error("injected: warehouse refused the links");
+            }
+            return target.insert(table, rows);
+          };
+        }
+        const v = Reflect.get(target, prop, receiver);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const worker = new IdentityWorker(
+      other.stores.bus,
+      new IdentityGraph(other.stores.sql),
+      faulty,
+      new IdentityAssigner(),
+      {
+        claimIdleMs: 0,
+      },
+    );
+    expect(await worker.runOnce()).toEqual({ delivered: 1, failed: 1 });
+    const links = async () =>
+      Object.fromEntries(
+        (
+          await real.query<{ k: string; c: string }>(
+            `SELECT concat(alias_type, ':', alias_value) AS k, argMax(canonical_id, version) AS c FROM identity_links
+             WHERE pixel_id = {pixel:String} GROUP BY alias_type, alias_value`,
+            { pixel: px.pixelId },
+          )
+        ).map((r) => [r.k, r.c]),
       );
-      expect(await worker.runOnce()).toEqual({ delivered: 1, failed: 1 });
-      const links = async () =>
-        Object.fromEntries(
-          (
-            await real.query<{ k: string; c: string }>(
-              `SELECT concat(alias_type, ':', alias_value) AS k, argMax(canonical_id, version) AS c FROM identity_links
-               WHERE pixel_id = {pixel:String} GROUP BY alias_type, alias_value`,
-              { pixel: px.pixelId },
-            )
-          ).map((r) => [r.k, r.c]),
-        );
-      // The graph merged the two in Postgres; the warehouse still has them apart.
-      const before = await links();
-      expect(before["identity:anon-a"]).not.toBe(before["identity:anon-b"]);
-      expect(before["user:u-1"]).toBeUndefined();
-      // Redelivered (claimIdleMs 0): repair mode writes every alias of the merged identity.
-      expect(await worker.runOnce()).toEqual({ delivered: 1, failed: 0 });
-      const after = await links();
-      const root = after["identity:anon-a"];
-      expect(after["identity:anon-b"]).toBe(root);
-      expect(after["user:u-1"]).toBe(root);
-      expect((await worker.lag()).messages).toBe(0);
-    }
+    // The graph merged the two in Postgres; the warehouse still has them apart.
+    const before = await links();
+    expect(before["identity:anon-a"]).not.toBe(before["identity:anon-b"]);
+    expect(before["user:u-1"]).toBeUndefined();
+    // Redelivered (claimIdleMs 0): repair mode writes every alias of the merged identity.
+    expect(await worker.runOnce()).toEqual({ delivered: 1, failed: 0 });
+    const after = await links();
+    const root = after["identity:anon-a"];
+    expect(after["identity:anon-b"]).toBe(root);
+    expect(after["user:u-1"]).toBe(root);
+    expect((await worker.lag()).messages).toBe(0);
   });
 });
