@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { promisify } from "node:util";
@@ -84,7 +84,7 @@ beforeAll(async () => {
   const config = join(dir.path, "prometheus.yml");
   writeFileSync(
     config,
-    `global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: pixelhouse\n    static_configs:\n      - targets: ["${target}"]\n`,
+    `global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nrule_files:\n  - ${join(ROOT, "docker/prometheus/alerts.yml")}\nscrape_configs:\n  - job_name: pixelhouse\n    static_configs:\n      - targets: ["${target}"]\n`,
   );
   const prom = spawn(
     prometheusBin,
@@ -155,4 +155,32 @@ describe.skipIf(!prometheusBin)("Prometheus scraping the service", () => {
     ).toBe(0);
     expect(await promValue('sum(pixelhouse_ingest_ack_seconds_count{job="pixelhouse"})')).toBe(10);
   }, 150_000);
+
+  it("loads the recommended alerts, and every query of the Grafana dashboard runs on what the service exports", async () => {
+    const rules = (await (await fetch(`${prometheus}/api/v1/rules`)).json()) as {
+      data: { groups: { rules: { name: string }[] }[] };
+    };
+    expect(rules.data.groups.flatMap((g) => g.rules.map((r) => r.name)).sort()).toEqual([
+      "PixelhouseConsumerBehind",
+      "PixelhouseDeadLetters",
+      "PixelhouseDown",
+      "PixelhouseIngestAckSlow",
+      "PixelhouseStoreUnavailable",
+    ]);
+    const exported = await (await fetch(service.metricsUrl)).text();
+    const dashboard = JSON.parse(readFileSync(join(ROOT, "docs/grafana-dashboard.json"), "utf8")) as {
+      panels: { title: string; targets: { expr: string }[] }[];
+    };
+    for (const panel of dashboard.panels) {
+      for (const { expr } of panel.targets) {
+        const res = await fetch(`${prometheus}/api/v1/query?query=${encodeURIComponent(expr)}`);
+        const body = (await res.json()) as { status: string; error?: string };
+        expect(body.status, `${panel.title}: ${expr} ${body.error ?? ""}`).toBe("success");
+        for (const name of expr.match(/pixelhouse_[a-z0-9_]+/g) ?? []) {
+          const family = name.replace(/_(bucket|sum|count)$/, "");
+          expect(exported, `${panel.title}: ${name}`).toMatch(new RegExp(`^# TYPE ${family} `, "m"));
+        }
+      }
+    }
+  });
 });
