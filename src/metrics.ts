@@ -63,8 +63,8 @@ export const ingestGroupEvents = new Histogram({
 
 export const querySeconds = new Histogram({
   name: "pixelhouse_query_seconds",
-  help: "Query API answers, by endpoint (query|attribution|cohorts|channel) and cache (hit|miss|bypass)",
-  labelNames: ["endpoint", "cache"] as const,
+  help: "Query API answers, by endpoint (query|attribution|cohorts|channel), shape (total|series[_by_dimension], the attribution model, the channel level, cohort) and cache (hit|miss|bypass|none)",
+  labelNames: ["endpoint", "shape", "cache"] as const,
   buckets: LATENCY,
   registers: [registry],
 });
@@ -93,6 +93,13 @@ export const storeUnavailable = new Counter({
   name: "pixelhouse_store_unavailable_total",
   help: "Requests answered 503 because a store did not answer, by store (sql|warehouse|kv)",
   labelNames: ["store"] as const,
+  registers: [registry],
+});
+
+export const storeErrors = new Counter({
+  name: "pixelhouse_store_errors_total",
+  help: "Calls to a server store that failed as an outage (kind=outage) or were refused by its open circuit breaker (kind=refused), by store",
+  labelNames: ["store", "kind"] as const,
   registers: [registry],
 });
 

@@ -100,6 +100,8 @@ export function queryRoutes(queries: QueryService) {
     queryRoute({
       path: "/db-mgmt/api/query",
       endpoint: "query",
+      shape: (b) =>
+        `${b.granularity === "none" ? "total" : "series"}${b.dimensions.length ? "_by_dimension" : ""}`,
       summary: "General query: measures by time bucket and dimensions",
       body: generalQuerySchema,
       response: answerOf(queryAnswerSchema),
@@ -110,6 +112,7 @@ export function queryRoutes(queries: QueryService) {
     queryRoute({
       path: "/db-mgmt/api/query-attribution",
       endpoint: "attribution",
+      shape: (b) => b.attributionModel,
       summary: "Attributed orders, revenue, spend, ROAS and CPA by a touch dimension",
       body: attributionQuerySchema,
       response: answerOf(queryAnswerSchema),
@@ -120,6 +123,7 @@ export function queryRoutes(queries: QueryService) {
     queryRoute({
       path: "/db-mgmt/api/query-channel-details",
       endpoint: "channel",
+      shape: (b) => b.level ?? "account",
       summary: "Ad accounts, campaigns, ad sets or ads, with measures over a date range",
       note: "Budget fields of basicDetails stay in the platform's currency; only measures convert.",
       body: channelQuerySchema,
@@ -130,6 +134,7 @@ export function queryRoutes(queries: QueryService) {
     queryRoute({
       path: "/db-mgmt/api/query-cohort-analysis",
       endpoint: "cohorts",
+      shape: () => "cohort",
       summary:
         "Customer cohorts by first counted order: retention, orders, revenue and cumulative LTV per period",
       body: cohortQuerySchema,
@@ -145,6 +150,8 @@ function queryRoute<B extends { pixelId: string }, A>(def: {
   path: string;
   /** The metric label (a fixed word, one per endpoint). */
   endpoint: "query" | "attribution" | "cohorts" | "channel";
+  /** The request's shape as a metric label: a word from a fixed set, never input. */
+  shape: (body: B) => string;
   summary: string;
   note?: string;
   body: z.ZodType<B>;
@@ -171,7 +178,10 @@ function queryRoute<B extends { pixelId: string }, A>(def: {
         explain: query.explain === "true",
         bypassCache: noCache(req.get("cache-control")),
       });
-      querySeconds.observe({ endpoint: def.endpoint, cache: answer.cache }, since(started));
+      querySeconds.observe(
+        { endpoint: def.endpoint, shape: def.shape(body), cache: answer.cache },
+        since(started),
+      );
       return send(answer, res, formatOf(query.format, req), (a: A) => def.table(a, body));
     },
   });

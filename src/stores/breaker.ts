@@ -1,3 +1,5 @@
+import { storeErrors } from "../metrics.js";
+
 /**
  * A circuit breaker per store connection. While a store is down, every call would wait out a
  * connect or command timeout before failing; after `failures` outage errors in a row (no success in
@@ -30,6 +32,8 @@ export class CircuitBreaker {
   constructor(
     private readonly options: BreakerOptions = DEFAULT_BREAKER,
     private readonly now: () => number = Date.now,
+    /** The store it guards, as the label of pixelhouse_store_errors_total. */
+    private readonly store?: "sql" | "warehouse" | "kv",
   ) {}
 
   get state(): BreakerState {
@@ -48,13 +52,18 @@ export class CircuitBreaker {
     refused: (retryAfterMs: number) => Error,
   ): Promise<T> {
     const ticket = this.admit();
-    if (ticket.waitMs > 0) throw refused(ticket.waitMs);
+    if (ticket.waitMs > 0) {
+      if (this.store) storeErrors.inc({ store: this.store, kind: "refused" });
+      throw refused(ticket.waitMs);
+    }
     try {
       const result = await fn();
       this.settle(true, ticket.probe);
       return result;
     } catch (err) {
-      this.settle(!isOutage(err), ticket.probe);
+      const outage = isOutage(err);
+      if (outage && this.store) storeErrors.inc({ store: this.store, kind: "outage" });
+      this.settle(!outage, ticket.probe);
       throw err;
     }
   }

@@ -88,7 +88,9 @@ describe("GET /metrics", () => {
     );
     expect(sample(text, "pixelhouse_ingest_ack_seconds_count", { origin: "server" })).toBe(2);
     expect(sample(text, "pixelhouse_ingest_group_events_count")).toBeGreaterThanOrEqual(2);
-    expect(sample(text, "pixelhouse_query_seconds_count", { endpoint: "query", cache: "miss" })).toBe(1);
+    expect(
+      sample(text, "pixelhouse_query_seconds_count", { endpoint: "query", shape: "series", cache: "miss" }),
+    ).toBe(1);
     expect(sample(text, "pixelhouse_console_queries_total", { outcome: "ok" })).toBe(1);
     expect(sample(text, "pixelhouse_console_queries_total", { outcome: "refused" })).toBe(1);
     // Both took a reader: the refusal comes from the checks run on it.

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { storeErrors } from "../../src/metrics.js";
 import { CircuitBreaker } from "../../src/stores/breaker.js";
 
 class Outage extends Error {}
@@ -103,5 +104,34 @@ describe("CircuitBreaker", () => {
     expect(b.breaker.state).toBe("open");
     b.breaker.reset();
     await expect(b.run("ok")).resolves.toBe("ok");
+  });
+});
+
+describe("CircuitBreaker metrics", () => {
+  it("counts a named store's outage errors and refused calls in pixelhouse_store_errors_total", async () => {
+    // A bad statement is the caller's problem: it is neither an outage nor counted.
+    const fresh = new CircuitBreaker({ failures: 2, cooldownMs: 500 }, () => 0, "sql");
+    await fresh
+      .run(
+        () => Promise.reject(new Error("syntax")),
+        () => false,
+        () => new Error("x"),
+      )
+      .catch(() => {});
+    expect((await storeErrors.get()).values.some((v) => v.labels.store === "sql")).toBe(false);
+    const now = 1_000;
+    const breaker = new CircuitBreaker({ failures: 2, cooldownMs: 500 }, () => now, "kv");
+    const value = async (kind: string) =>
+      (await storeErrors.get()).values.find((v) => v.labels.store === "kv" && v.labels.kind === kind)
+        ?.value ?? 0;
+    const [outages, refusals] = [await value("outage"), await value("refused")];
+    const down = () => Promise.reject(new Error("down"));
+    const refused = () => new Error("refused");
+    for (let i = 0; i < 2; i++) await breaker.run(down, () => true, refused).catch(() => {});
+    // Open now: the next two calls are refused without reaching the store.
+    await breaker.run(down, () => false, refused).catch(() => {});
+    await breaker.run(down, () => true, refused).catch(() => {});
+    expect(await value("outage")).toBe(outages + 2);
+    expect(await value("refused")).toBe(refusals + 2);
   });
 });

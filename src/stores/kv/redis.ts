@@ -92,7 +92,7 @@ export class RedisKv implements KvStore {
       retryStrategy: (times) => Math.min(times * 50, 500),
     });
     armCommandTimeouts(this.redis, timeout);
-    this.breaker = new CircuitBreaker(options.breaker ?? DEFAULT_BREAKER);
+    this.breaker = new CircuitBreaker(options.breaker ?? DEFAULT_BREAKER, Date.now, "kv");
     // Commands issued before the first connection wait for it (each within its timeout), so a
     // store opened and used at once works; after that, the offline queue is off.
     this.redis.once("ready", () => {

@@ -35,7 +35,7 @@ export class PgSqlStore implements SqlStore {
       // A peer that vanished without closing (host down, network cut) is noticed by the kernel.
       keepAlive: true,
     });
-    this.breaker = new CircuitBreaker(options.breaker ?? DEFAULT_BREAKER);
+    this.breaker = new CircuitBreaker(options.breaker ?? DEFAULT_BREAKER, Date.now, "sql");
     // An idle client's error must not crash the process; the next query reports it.
     this.pool.on("error", () => {});
   }

@@ -46,7 +46,7 @@ export class ClickHouseWarehouse implements WarehouseStore {
     /** A reader over a pluggable connection shares its owner's transport and leaves it open. */
     private readonly sharesConnection = false,
     /** One per server: readers share their owner's. */
-    private readonly breaker = new CircuitBreaker(options.breaker ?? DEFAULT_BREAKER),
+    private readonly breaker = new CircuitBreaker(options.breaker ?? DEFAULT_BREAKER, Date.now, "warehouse"),
   ) {}
 
   static async open(options: ClickHouseOptions): Promise<ClickHouseWarehouse> {
