@@ -1,4 +1,5 @@
 import express, { type Express } from "express";
+import { clickhouseRouter } from "./clickhouse-http/routes.js";
 import type { Config } from "./config.js";
 import { collectPreflight } from "./http/cors.js";
 import { decodablePath, parseQueryString } from "./http/decode.js";
@@ -37,6 +38,7 @@ export function createApp(deps: AppDeps): Express {
       query: bucketRule(deps.config.RATE_QUERY_PER_SEC),
     },
   });
+  app.use("/clickhouse", clickhouseRouter(deps.services.clickhouse, deps.log));
   app.use(docsRouter());
   app.use(webRouter());
   app.use(unmatched(routes));

@@ -47,6 +47,10 @@ export const configSchema = z.object({
   /** A port of its own serving only /metrics, without a token (bind it to a private address). */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   METRICS_HOST: z.string().min(1).default("127.0.0.1"),
+  /** A port of its own for ClickHouse's HTTP interface (clients that cannot take a path prefix); bound like HOST. */
+  CLICKHOUSE_HTTP_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Most rows one answer of the ClickHouse HTTP interface may hold. */
+  CLICKHOUSE_HTTP_MAX_ROWS: z.coerce.number().int().min(1).max(100_000_000).default(1_000_000),
   /** `pixelhouse status` and /readyz call a background consumer behind when its oldest message is older. */
   CONSUMER_MAX_LAG_SECONDS: z.coerce.number().min(1).max(86_400).default(300),
   /** How long a verified key may be served from the in-process cache; revocation waits at most this long. */

@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { createApp } from "./app.js";
 import { createDemoOnFirstStart } from "./bootstrap.js";
+import { clickhouseApp } from "./clickhouse-http/routes.js";
 import { type Config, storeModes } from "./config.js";
 import { loadDemo } from "./demo/load.js";
 import { createLogger } from "./log.js";
@@ -28,6 +29,16 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
     config.METRICS_PORT === undefined
       ? undefined
       : await serveMetrics(config.METRICS_HOST, config.METRICS_PORT);
+  const clickhouse =
+    config.CLICKHOUSE_HTTP_PORT === undefined
+      ? undefined
+      : clickhouseApp(services.clickhouse, log).listen(config.CLICKHOUSE_HTTP_PORT, config.HOST);
+  if (clickhouse) {
+    await new Promise<void>((resolve, reject) => {
+      clickhouse.once("listening", resolve);
+      clickhouse.once("error", reject);
+    });
+  }
   const { port } = server.address() as AddressInfo;
   const host = config.HOST === "0.0.0.0" || config.HOST === "::" ? "localhost" : config.HOST;
   const url = `http://${host}:${port}`;
@@ -105,6 +116,7 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
       await services.recalcWorker.stop();
       await services.identityWorker.stop();
       metrics?.server.close();
+      clickhouse?.close();
       await stores.close();
       process.exit(0);
     });
@@ -115,7 +127,7 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
   // Announced only now: whoever reads the ready line may signal at once (a supervisor, a test).
   if (options.json) {
     process.stdout.write(
-      `${JSON.stringify({ url, stores: storeModes(config), ...(metrics ? { metricsUrl: metrics.url } : {}), ...(demo ? { demo: { pixelId: demo.pixelId, key: demo.key } } : {}) })}\n`,
+      `${JSON.stringify({ url, stores: storeModes(config), ...(metrics ? { metricsUrl: metrics.url } : {}), ...(clickhouse ? { clickhouseUrl: `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${(clickhouse.address() as AddressInfo).port}` } : {}), ...(demo ? { demo: { pixelId: demo.pixelId, key: demo.key } } : {}) })}\n`,
     );
   } else if (demo) {
     process.stdout.write(

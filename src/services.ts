@@ -1,4 +1,5 @@
 import { AccountService } from "./accounts/service.js";
+import { ClickHouseHttpService } from "./clickhouse-http/service.js";
 import type { Config } from "./config.js";
 import { defaultConsoleThreads } from "./console/limits.js";
 import { ConsoleService } from "./console/service.js";
@@ -44,6 +45,8 @@ export interface Services {
   console: ConsoleService;
   /** Dashboard views (docs/dashboards.md). */
   dashboards: DashboardService;
+  /** ClickHouse's HTTP interface over the console (docs/bi.md). */
+  clickhouse: ClickHouseHttpService;
   costs: CostService;
   products: ProductService;
   /** Outbox → event bus (runs only in `serve`; docs/events.md). */
@@ -110,10 +113,27 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
   registerConsumer("forwarding", () => forwarder.queue.backlog());
   registerConsumer(RECALC_GROUP, () => recalcWorker.lag());
   registerConsumer(IDENTITY_GROUP, () => identityWorker.lag());
+  const console = new ConsoleService(stores.warehouse, {
+    limits: {
+      maxExecutionSeconds: config.CONSOLE_MAX_EXECUTION_SECONDS,
+      maxRowsToRead: config.CONSOLE_MAX_ROWS_TO_READ,
+      maxBytesToRead: config.CONSOLE_MAX_BYTES_TO_READ,
+      maxMemoryBytes: config.CONSOLE_MAX_MEMORY_BYTES,
+      maxResultBytes: config.CONSOLE_MAX_RESULT_BYTES,
+      maxThreads: config.CONSOLE_MAX_THREADS ?? defaultConsoleThreads(config.CONSOLE_READERS),
+    },
+    readers: config.CONSOLE_READERS,
+    readersPerPixel: config.CONSOLE_READERS_PER_PIXEL,
+    queueTimeoutMs: config.CONSOLE_QUEUE_TIMEOUT_MS,
+    ...(config.CLICKHOUSE_CONSOLE_USER
+      ? { user: { username: config.CLICKHOUSE_CONSOLE_USER, password: config.CLICKHOUSE_CONSOLE_PASSWORD } }
+      : {}),
+  });
+  const keys = new ApiKeyService(stores.sql, stores.keySecret, config.KEY_CACHE_MS, (err) =>
+    log.warn({ err }, "could not record key last_used_at"),
+  );
   return {
-    keys: new ApiKeyService(stores.sql, stores.keySecret, config.KEY_CACHE_MS, (err) =>
-      log.warn({ err }, "could not record key last_used_at"),
-    ),
+    keys,
     accounts,
     pixels: new PixelService(stores.sql),
     ingest: new IngestService(ingestGroups),
@@ -136,21 +156,10 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
       log,
       accountCacheMs: config.ACCOUNT_CACHE_MS,
     }),
-    console: new ConsoleService(stores.warehouse, {
-      limits: {
-        maxExecutionSeconds: config.CONSOLE_MAX_EXECUTION_SECONDS,
-        maxRowsToRead: config.CONSOLE_MAX_ROWS_TO_READ,
-        maxBytesToRead: config.CONSOLE_MAX_BYTES_TO_READ,
-        maxMemoryBytes: config.CONSOLE_MAX_MEMORY_BYTES,
-        maxResultBytes: config.CONSOLE_MAX_RESULT_BYTES,
-        maxThreads: config.CONSOLE_MAX_THREADS ?? defaultConsoleThreads(config.CONSOLE_READERS),
-      },
-      readers: config.CONSOLE_READERS,
-      readersPerPixel: config.CONSOLE_READERS_PER_PIXEL,
-      queueTimeoutMs: config.CONSOLE_QUEUE_TIMEOUT_MS,
-      ...(config.CLICKHOUSE_CONSOLE_USER
-        ? { user: { username: config.CLICKHOUSE_CONSOLE_USER, password: config.CLICKHOUSE_CONSOLE_PASSWORD } }
-        : {}),
+    console,
+    clickhouse: new ClickHouseHttpService(keys, console, stores.warehouse, {
+      database: config.CLICKHOUSE_DATABASE,
+      maxRows: config.CLICKHOUSE_HTTP_MAX_ROWS,
     }),
     dashboards: new DashboardService(stores.sql),
     costs: new CostService(stores.sql, (accountId) => versions.bumpAccount(accountId)),

@@ -13,8 +13,16 @@ export interface ConfinedQuery {
   settings: Record<string, string>;
 }
 
-export function confine(canonical: string, database: string, pixelId: string, limit: number): ConfinedQuery {
-  const sql = `WITH\n  ${analystCtes(database)}\nSELECT * FROM (\n${canonical}\n)\nLIMIT {${LIMIT_PARAM}:UInt64}`;
+export function confine(
+  canonical: string,
+  database: string,
+  pixelId: string,
+  limit: number,
+  /** More names bound the same way: name → a SELECT over constants the service wrote (never input). */
+  extra: Readonly<Record<string, string>> = {},
+): ConfinedQuery {
+  const more = Object.entries(extra).map(([name, select]) => `,\n  \`${name}\` AS (${select})`);
+  const sql = `WITH\n  ${analystCtes(database)}${more.join("")}\nSELECT * FROM (\n${canonical}\n)\nLIMIT {${LIMIT_PARAM}:UInt64}`;
   return {
     sql,
     // One row past the limit tells whether the result was cut.

@@ -3,11 +3,16 @@
  * backquotes, strings in single quotes, both with backslash escapes). Used only for what `EXPLAIN AST`
  * does not print: the names of CTEs, and the raw content of quoted identifiers.
  */
-export type Token =
+export type Token = (
   | { kind: "word"; value: string }
   | { kind: "quoted"; value: string }
   | { kind: "string"; value: string }
-  | { kind: "punct"; value: string };
+  | { kind: "punct"; value: string }
+) & {
+  /** Where the token starts and ends in the text (end exclusive), quotes included. */
+  start: number;
+  end: number;
+};
 
 export class LexError extends Error {}
 
@@ -62,18 +67,18 @@ export function tokenize(text: string): Token[] {
       i++;
     } else if (c === "'") {
       const { value, end } = readQuoted(text, i, "'");
-      tokens.push({ kind: "string", value });
+      tokens.push({ kind: "string", value, start: i, end });
       i = end;
     } else if (c === "`" || c === '"') {
       const { value, end } = readQuoted(text, i, c);
-      tokens.push({ kind: "quoted", value });
+      tokens.push({ kind: "quoted", value, start: i, end });
       i = end;
     } else if (/[A-Za-z_]/.test(c)) {
       const m = /^[A-Za-z_][A-Za-z0-9_$]*/.exec(text.slice(i, i + 256))!;
-      tokens.push({ kind: "word", value: m[0] });
+      tokens.push({ kind: "word", value: m[0], start: i, end: i + m[0].length });
       i += m[0].length;
     } else {
-      tokens.push({ kind: "punct", value: c });
+      tokens.push({ kind: "punct", value: c, start: i, end: i + 1 });
       i++;
     }
   }

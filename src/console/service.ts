@@ -1,5 +1,10 @@
 import { consoleQueries } from "../metrics.js";
-import { type ReaderOptions, WarehouseLimitError, type WarehouseStore } from "../stores/warehouse/port.js";
+import {
+  type QueryStats,
+  type ReaderOptions,
+  WarehouseLimitError,
+  type WarehouseStore,
+} from "../stores/warehouse/port.js";
 import { confine } from "./confine.js";
 import { fromEngine, ResultTooLargeError } from "./errors.js";
 import {
@@ -11,6 +16,7 @@ import {
 } from "./limits.js";
 import { ReaderPool } from "./pool.js";
 import { ANALYST_TABLES } from "./tables.js";
+import { validateSql } from "./validate.js";
 
 /** Counts a console answer (ok) or error (refused when the client's to fix, else failed), passing it on. */
 function counted<T>(value: T, failed = false): T {
@@ -20,8 +26,6 @@ function counted<T>(value: T, failed = false): T {
   });
   return value;
 }
-
-import { validateSql } from "./validate.js";
 
 export interface ConsoleOptions {
   limits: ConsoleLimits;
@@ -233,6 +237,49 @@ export class ConsoleService {
     return fromEngine(err, this.databases);
   }
 
+  /**
+   * One query for the ClickHouse HTTP interface: the same checks, confinement, limits and readers
+   * as `run`, the answer as the engine writes it in `format` (bytes: binary formats included).
+   * `tables` are extra names the query may read, each bound to a SELECT over constants the caller
+   * built (emulated metadata tables); `maxRows` past which the engine fails the query.
+   */
+  async runFormatted(
+    pixelId: string,
+    sql: string,
+    options: {
+      format: string;
+      maxRows: number;
+      tables?: Readonly<Record<string, string>>;
+      settings?: Readonly<Record<string, string>>;
+      signal?: AbortSignal;
+    },
+  ): Promise<{ bytes: Uint8Array; stats: QueryStats }> {
+    const { signal } = options;
+    try {
+      return await this.pool
+        .use(
+          pixelId,
+          async (reader) => {
+            const query = await this.prepare(reader, pixelId, sql, options.maxRows, signal, options.tables);
+            return reader.queryBytes(query.sql, query.params, {
+              settings: {
+                ...options.settings,
+                ...query.settings,
+                max_result_rows: String(options.maxRows),
+                result_overflow_mode: "throw",
+              },
+              format: options.format,
+              ...(signal ? { signal } : {}),
+            });
+          },
+          signal,
+        )
+        .then(counted);
+    } catch (err) {
+      throw counted(this.fromEngine(err), true);
+    }
+  }
+
   /** Layers 1 and 2: the checked, canonical text bound to the pixel, with the layer-3 settings. */
   private async prepare(
     reader: WarehouseStore,
@@ -240,11 +287,12 @@ export class ConsoleService {
     sql: string,
     limit: number,
     signal: AbortSignal | undefined,
+    tables: Readonly<Record<string, string>> = {},
   ) {
     const { limits } = this.options;
     const options = { settings: parseSettings(limits), ...(signal ? { signal } : {}) };
-    const { canonical } = await validateSql(reader, sql, options, this.databases);
-    const query = confine(canonical, this.warehouse.database, pixelId, limit);
+    const { canonical } = await validateSql(reader, sql, options, this.databases, Object.keys(tables));
+    const query = confine(canonical, this.warehouse.database, pixelId, limit, tables);
     return { ...query, settings: { ...runSettings(limits, limit), ...query.settings } };
   }
 

@@ -57,6 +57,8 @@ export async function validateSql(
   sql: string,
   options: QueryOptions,
   databases: readonly string[],
+  /** Names readable beside the analyst tables (emulated metadata tables the caller binds as CTEs). */
+  extraTables: readonly string[] = [],
 ): Promise<ValidatedSql> {
   const canonical = await canonicalize(engine, sql, options, databases);
   const tokens = lex(canonical);
@@ -74,11 +76,11 @@ export async function validateSql(
       throw new SqlRefusedError("identifiers may not contain control characters (newlines, tabs…)");
   }
   const tree = await explain(engine, canonical, options, databases);
-  const tables = checkTree(tree, cteNames(tokens));
+  const tables = checkTree(tree, new Set([...cteNames(tokens), ...extraTables]));
   return { canonical, tables };
 }
 
-async function canonicalize(
+export async function canonicalize(
   engine: WarehouseStore,
   sql: string,
   options: QueryOptions,

@@ -251,10 +251,11 @@ describe("operations endpoints", () => {
     expect(res.body).toStrictEqual({ status: "ok" });
   });
 
-  it("GET /readyz → 200 naming the three stores", async () => {
+  it("GET /readyz → 200 naming the three stores (and each background consumer's lag)", async () => {
     const res = await app.call("GET", "/readyz");
     expect(res.status).toBe(200);
-    expect(res.body).toStrictEqual({
+    const { consumers, ...rest } = res.body as { consumers: Record<string, unknown> };
+    expect(rest).toStrictEqual({
       status: "ready",
       stores: {
         sql: { adapter: app.stores.sql.kind, ok: true },
@@ -262,6 +263,7 @@ describe("operations endpoints", () => {
         kv: { adapter: app.stores.kv.kind, ok: true },
       },
     });
+    expect(Object.keys(consumers).sort()).toEqual(["cogs-recalc", "forwarding", "identity", "outbox-relay"]);
     // Embedded by default.
     expect([app.stores.sql.kind, app.stores.warehouse.kind, app.stores.kv.kind]).toStrictEqual([
       "pglite",

@@ -177,6 +177,8 @@ export function dedupSuite(label: string, options: DedupSuiteOptions): void {
         { name: "page_view", eventId: id, identityId: "anon", userProperties: { emails: ["a@b.c"] } },
       ]);
       expect(dup).toMatchObject({ eventsIngested: 0, duplicatesSkipped: 1 });
+      // The identity worker files the sightings after the write (docs/identity.md).
+      expect((await app.services.settle()).messages).toBe(0);
       const { rows } = await app.stores.sql.query<{
         alias_type: string;
         alias_value: string;

@@ -97,6 +97,18 @@ export class ChdbWarehouse implements WarehouseStore {
     };
   }
 
+  async queryBytes(
+    sql: string,
+    params: Params | undefined,
+    options: QueryOptions & { format: string },
+  ): Promise<{ bytes: Uint8Array; stats: QueryStats }> {
+    const result = await this.run(sql, params, options, options.format);
+    return {
+      bytes: result.bytes(),
+      stats: { elapsedMs: result.elapsed * 1000, rowsRead: result.rowsRead, bytesRead: result.bytesRead },
+    };
+  }
+
   /**
    * The output as the engine produces it (`Session.queryStream`, one chunk per block). Only a reader
    * streams: the owner's session runs bound queries through chDB's process-wide queue, so with

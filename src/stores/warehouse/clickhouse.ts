@@ -113,6 +113,37 @@ export class ClickHouseWarehouse implements WarehouseStore {
     return { text: body, stats };
   }
 
+  async queryBytes(
+    sql: string,
+    params: Params | undefined,
+    options: QueryOptions & { format: string },
+  ): Promise<{ bytes: Uint8Array; stats: QueryStats }> {
+    const started = performance.now();
+    return this.guard(async () => {
+      try {
+        // exec: the body as the server sends it, whatever the format (query() parses known ones).
+        const res = await this.client.exec({
+          query: `${sql.trimEnd().replace(/;$/, "")}\nFORMAT ${options.format}`,
+          query_params: toWireParams(params),
+          ...readOptions(options),
+        });
+        const chunks: Buffer[] = [];
+        for await (const chunk of res.stream) chunks.push(Buffer.from(chunk as Uint8Array));
+        const summary = parseSummary(res.response_headers["x-clickhouse-summary"]);
+        return {
+          bytes: Buffer.concat(chunks),
+          stats: {
+            elapsedMs: performance.now() - started,
+            rowsRead: summary.read_rows,
+            bytesRead: summary.read_bytes,
+          },
+        };
+      } catch (err) {
+        throw mapClientError(err);
+      }
+    });
+  }
+
   /** One read, its whole body taken by `read`, with the elapsed time and the server's read counters. */
   private async timed<F extends DataFormat, R>(
     sql: string,

@@ -75,6 +75,14 @@ export class LazyWarehouse implements WarehouseStore {
     return (await this.store()).queryText(sql, params, options);
   }
 
+  async queryBytes(
+    sql: string,
+    params: Params | undefined,
+    options: QueryOptions & { format: string },
+  ): Promise<{ bytes: Uint8Array; stats: QueryStats }> {
+    return (await this.store()).queryBytes(sql, params, options);
+  }
+
   async *queryStream(
     sql: string,
     params: Params | undefined,

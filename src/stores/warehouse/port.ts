@@ -66,6 +66,12 @@ export interface WarehouseStore {
     params: Params | undefined,
     options: QueryOptions & { format: string },
   ): Promise<{ text: string; stats: QueryStats }>;
+  /** Like `queryText`, with the output as bytes: for binary formats (Parquet, Arrow, Native, RowBinary). */
+  queryBytes(
+    sql: string,
+    params: Params | undefined,
+    options: QueryOptions & { format: string },
+  ): Promise<{ bytes: Uint8Array; stats: QueryStats }>;
   /**
    * Like `queryText`, with the output handed over as the engine produces it, chunk by chunk. Leaving
    * the iteration early (break, return, throw) cancels the query; an engine failure after the first
