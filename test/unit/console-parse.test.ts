@@ -38,8 +38,13 @@ describe("lexer", () => {
     const tokens = tokenize(
       "WITH `a\\`b` AS (SELECT 'x\\'y'), c AS ((SELECT 1)), 1 AS d SELECT * FROM `a\\`b`",
     );
-    expect(tokens).toContainEqual({ kind: "quoted", value: "a`b" });
-    expect(tokens).toContainEqual({ kind: "string", value: "x'y" });
+    const text = "WITH `a\\`b` AS (SELECT 'x\\'y'), c AS ((SELECT 1)), 1 AS d SELECT * FROM `a\\`b`";
+    expect(tokens).toContainEqual({ kind: "quoted", value: "a`b", start: 5, end: 11 });
+    expect(tokens).toContainEqual({ kind: "string", value: "x'y", start: 23, end: 29 });
+    // Positions cover the token with its quotes: slicing the text gives it back as written.
+    for (const t of tokens)
+      if (t.kind !== "quoted" && t.kind !== "string") expect(text.slice(t.start, t.end)).toBe(t.value);
+    expect(text.slice(5, 11)).toBe("`a\\`b`");
     expect([...cteNames(tokens)].sort()).toEqual(["a`b", "c"]);
   });
 });
