@@ -4,7 +4,7 @@ import { FAMILIES, FIELD_BY_NAME } from "../query/filters/fields.js";
 import { resolveFilter } from "../query/filters/resolve.js";
 import { type Filter, filterSchema } from "../query/filters/schema.js";
 import { MEASURE_BY_KEY } from "../query/measures.js";
-import { ATTRIBUTION_MODELS, attributionWindowSchema } from "../query/schemas.js";
+import { ATTRIBUTION_MODELS, attributionWindowSchema, currencySchema } from "../query/schemas.js";
 import { GRANULARITIES, inQueryRange, QUERY_DATE_RANGE_MESSAGE } from "../query/time.js";
 import { GRID_COLUMNS, MAX_ROWS, MAX_Y } from "./layout.js";
 
@@ -150,6 +150,12 @@ function configurationShape<S extends z.ZodType, O extends z.ZodType>(settings: 
     }),
     granularity: z.enum(GRANULARITIES),
     dateRange: dateRangeSchema,
+    currency: currencySchema
+      .optional()
+      .meta({
+        description:
+          "Reporting currency the view opens in (ISO 4217); absent: the page's last choice, else USD",
+      }),
     grid: z.strictObject({ maxWidth: int(320, 10_000).meta({ description: "Pixels" }) }),
     widgets: z.array(widgetSchema).max(MAX_WIDGETS),
     filters: filterSchema,
@@ -182,6 +188,7 @@ export function resolveConfiguration(c: ParsedConfiguration): Configuration {
     attributionWindow: c.attributionWindow,
     granularity: c.granularity,
     dateRange: c.dateRange,
+    ...(c.currency ? { currency: c.currency } : {}),
     grid: c.grid,
     widgets: c.widgets,
     filters: c.filters,

@@ -424,6 +424,42 @@ for (const adapter of adapters.filter((a) => a.available)) {
       });
     });
 
+    describe("the reporting currency a view opens in", () => {
+      it("is kept when given (after dateRange), absent otherwise, and a bad code is a 400 naming it", async () => {
+        const plain = await create();
+        expect(Object.keys(plain.configuration)).not.toContain("currency");
+        const eur = await create({ configuration: { ...configuration(), currency: "eur" } });
+        expect(eur.configuration.currency).toBe("EUR");
+        const keys = Object.keys(eur.configuration);
+        expect(keys.indexOf("currency")).toBe(keys.indexOf("dateRange") + 1);
+        const changed = view(
+          await call("PATCH", `${BASE}/${plain.id}`, {
+            configuration: { ...plain.configuration, currency: "GBP" },
+          }),
+        );
+        expect(changed.configuration.currency).toBe("GBP");
+        const bad = await call("POST", BASE, {
+          name: "x",
+          configuration: { ...configuration(), currency: "EURO" },
+        });
+        expect(bad.status).toBe(400);
+        expect(errorKeys(bad)).toContain("configuration.currency");
+      });
+    });
+
+    describe("GET /accounts/api/key", () => {
+      it("answers the calling key's id, pixel and scopes (never its secret)", async () => {
+        const res = await call("GET", "/accounts/api/key");
+        expect(res.status, res.text).toBe(200);
+        // A write scope brings its read scope (src/keys/scopes.ts).
+        expect(res.body).toStrictEqual({
+          key: { id: expect.any(String), pixelId: px.pixelId, scopes: ["dashboards:read", "dashboards:write"] },
+        });
+        expect(res.text).not.toContain(px.key);
+        expect((await app.call("GET", "/accounts/api/key")).status).toBe(401);
+      });
+    });
+
     describe("POST /accounts/api/dashboard/views/{id}/copy", () => {
       it('copies a view as "<name> (copy)" after the last one, with or without a body', async () => {
         const p = await fresh();

@@ -560,6 +560,166 @@ describe.skipIf(!!skipReason)("the web pages in headless chromium", () => {
     ).toBe(px.key);
     expect(page.url()).toBe(`${app.url}/dashboards#${view.id}`);
   });
+
+  it("dashboards: create from a preset, rename, save range/model/window/currency, add a table, copy, reorder, delete — shown numbers equal the API's", async () => {
+    // EUR at 0.5 per USD on every day of the data, so the saved currency shows half the USD figures.
+    const rates = Array.from({ length: 70 }, (_, i) => ({
+      date: dayAgo(i),
+      currency: "EUR",
+      unitsPerUsd: 0.5,
+    }));
+    expect((await app.services.sync.upsert("fx-rates", null, rates)).rejected).toEqual([]);
+    const api = (method: string, path: string, body?: unknown) =>
+      app.call(method, path, { key: px.key, pixelId: px.pixelId, ...(body === undefined ? {} : { body }) });
+    const listIds = () =>
+      page.$$eval(".view-link", (as) => as.map((a) => (a as unknown as El).dataset.viewId ?? ""));
+
+    await open("/dashboards");
+    await page.click("#new-view");
+    await page.fill("#new-view-name", "Edited");
+    await page.check('#new-view-form input[value="orders.count"]');
+    await page.check('#new-view-form input[value="orders.total_revenue"]');
+    await page.click('#new-view-form button[type="submit"]');
+    await page.waitForFunction(() => (globalThis as unknown as Win).location.href.includes("#"));
+    await page.locator("#view-name", { hasText: "Edited" }).waitFor();
+    await waitForWidgets(2);
+    const id = decodeURIComponent(new URL(page.url()).hash.slice(1));
+    expect((await api("GET", `/accounts/api/dashboard/views/${id}`)).status).toBe(200);
+
+    // Rename.
+    await page.click("#rename-view");
+    await page.fill("#rename-input", "Edited KPIs");
+    await page.click('#rename-form button[type="submit"]');
+    await page.locator("#view-name", { hasText: "Edited KPIs" }).waitFor();
+    expect(
+      ((await api("GET", `/accounts/api/dashboard/views/${id}`)).body as { dashboardView: { name: string } })
+        .dashboardView.name,
+    ).toBe("Edited KPIs");
+
+    // Range (the last 10 days), model, window and currency, saved.
+    await page.fill("#range-start", dayAgo(10));
+    await page.dispatchEvent("#range-start", "change");
+    await page.fill("#range-end", dayAgo(1));
+    await page.dispatchEvent("#range-end", "change");
+    await page.selectOption("#view-model", "first_click");
+    await page.selectOption("#view-window", "7");
+    await page.fill("#currency", "EUR");
+    await page.dispatchEvent("#currency", "change");
+    await page.click("#save-view");
+    await page.waitForFunction(
+      () => (globalThis as unknown as Win).document.querySelectorAll("#view-period").length === 1,
+    );
+    await waitForWidgets(2);
+    const saved = (await api("GET", `/accounts/api/dashboard/views/${id}`)).body as {
+      dashboardView: { configuration: Record<string, unknown> };
+    };
+    expect(saved.dashboardView.configuration).toMatchObject({
+      dateRange: { start: dayAgo(10), end: dayAgo(1) },
+      attributionModel: "first_click",
+      attributionWindow: 7,
+      currency: "EUR",
+    });
+    expect(await text("#view-period")).toMatch(/first click, 7-day window$/);
+    // The numbers shown are the query API's for the saved range in EUR: orders 1..10 days ago, 10 of
+    // them, 10 · (1 + … + 10) = 550 USD = 275 EUR.
+    const answer = await api("POST", "/db-mgmt/api/query", {
+      pixelId: px.pixelId,
+      measures: ["orders.count", "orders.total_revenue"],
+      dateRange: { start: dayAgo(10), end: dayAgo(1) },
+      granularity: "none",
+      currency: "EUR",
+      timezone: "UTC",
+    });
+    const totals = (
+      answer.body as { results: { measureDetails: { measure: string; primarySum: number }[] }[] }
+    ).results[0]!.measureDetails;
+    expect(totals.map((d) => d.primarySum)).toEqual([10, 275]);
+    expect((await widgetValues()).map((v) => v.value)).toEqual(["10", "€275.00"]);
+
+    // A table widget beside the sparklines: orders by country over the saved range.
+    await page.click("#add-table");
+    await page.selectOption("#table-dimension", "orders.country");
+    await page.check('#table-form input[value="orders.count"]');
+    await page.click('#table-form button[type="submit"]');
+    await waitForWidgets(3);
+    const cells = await page.$$eval('.widget[data-chart-type="table"] tbody tr', (rows) =>
+      rows.map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")),
+    );
+    // i = 1..10: i mod 3 = 0 → US (3, 6, 9), 1 → DE (1, 4, 7, 10), 2 → FR (2, 5, 8).
+    expect(Object.fromEntries(cells.map((c) => [c[0], c[1]]))).toEqual({ DE: "4", FR: "3", US: "3" });
+    await shot("dashboards-edited");
+
+    // Copy, then move the copy above the original; the API lists them in the same order.
+    await page.click("#copy-view");
+    await page.locator("#view-name", { hasText: "Edited KPIs (copy)" }).waitFor();
+    const copyId = decodeURIComponent(new URL(page.url()).hash.slice(1));
+    expect(copyId).not.toBe(id);
+    const before = await listIds();
+    expect(before.indexOf(copyId)).toBe(before.indexOf(id) + 1);
+    await page.click("#move-up");
+    await page.waitForFunction(
+      ([a, b]) => {
+        const ids = [
+          ...(
+            globalThis as unknown as { document: { querySelectorAll(s: string): Iterable<El> } }
+          ).document.querySelectorAll(".view-link"),
+        ].map((x) => x.dataset.viewId);
+        return ids.indexOf(a) + 1 === ids.indexOf(b);
+      },
+      [copyId, id],
+    );
+    const fromApi = (
+      (await api("GET", "/accounts/api/dashboard/views")).body as { dashboardViews: { id: string }[] }
+    ).dashboardViews.map((v) => v.id);
+    expect(fromApi).toEqual(await listIds());
+
+    // Delete the copy: two clicks, then it is gone from the list and the API.
+    await page.click("#delete-view");
+    await page.locator("#delete-view", { hasText: "Confirm delete" }).waitFor();
+    await page.click("#delete-view");
+    await page.waitForFunction(
+      (gone) =>
+        !(globalThis as unknown as Win).document.querySelectorAll(`.view-link[data-view-id="${gone}"]`)
+          .length,
+      copyId,
+    );
+    expect((await api("GET", `/accounts/api/dashboard/views/${copyId}`)).status).toBe(404);
+    expect(await listIds()).toContain(id);
+  });
+
+  it("dashboards: a key with dashboards:read only sees the views, no editing controls, and is told why", async () => {
+    const { key } = await app.services.keys.create({
+      pixelId: px.pixelId,
+      scopes: ["analytics:read", "dashboards:read"],
+      expiresAt: null,
+    });
+    const reader = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const p = await reader.newPage();
+    try {
+      await p.goto(`${app.url}/dashboards`);
+      await p.fill("#pixel-id", px.pixelId);
+      await p.fill("#api-key", key);
+      await p.click("#connect button[type=submit]");
+      await p.waitForSelector(".dashboards");
+      await p.locator("#read-only").waitFor();
+      expect(await p.locator("#read-only").innerText()).toMatch(/dashboards:read.*dashboards:write/s);
+      expect(await p.locator(".view-link").count()).toBeGreaterThan(0);
+      await p.click(".view-link");
+      await p.waitForSelector(".widget");
+      for (const control of [
+        "#new-view",
+        "#save-view",
+        "#rename-view",
+        "#copy-view",
+        "#delete-view",
+        "#add-table",
+      ]) {
+        expect(await p.locator(control).count(), control).toBe(0);
+      }
+    } finally {
+      await reader.close();
+    }
+  });
 });
 
 /** Waits until `n` widgets are on the page and none is loading; fails with any widget's error. */

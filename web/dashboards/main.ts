@@ -1,35 +1,42 @@
 import "../shared/base.css";
 import "./dashboards.css";
-import { getJson, type Measure } from "../shared/api.js";
+import { getJson, keyScopes, type Measure } from "../shared/api.js";
 import { clear, h } from "../shared/dom.js";
 import { type ComparePeriod, comparePeriod, type DateRange, formatRange, isDay } from "../shared/format.js";
 import type { Credentials } from "../shared/session.js";
 import { startPage } from "../shared/shell.js";
+import { type EditorContext, newViewControl, VIEWS, viewEditor } from "./editor.js";
 import { type DashboardView, type Section, type Widget, WidgetRenderer } from "./widgets.js";
 
-const VIEWS = "/accounts/api/dashboard/views";
 const COMPARE_KEY = "pixelhouse.dashboards.compare";
 const CURRENCY_KEY = "pixelhouse.dashboards.currency";
 
 const listViews = (creds: Credentials) =>
   getJson<{ dashboardViews: DashboardView[] }>(creds, VIEWS).then((r) => r.dashboardViews);
 
-let verified: { creds: Credentials; views: DashboardView[] } | undefined;
+let verified: { creds: Credentials; views: DashboardView[]; writable: boolean } | undefined;
 
 startPage({
   page: "dashboards",
   needs: "the dashboards:read and analytics:read scopes",
   async verify(creds) {
-    verified = { creds, views: await listViews(creds) };
+    const [views, scopes] = await Promise.all([listViews(creds), keyScopes(creds)]);
+    verified = { creds, views, writable: scopes.has("dashboards:write") };
   },
   start(creds, main) {
-    const views = verified?.creds === creds ? Promise.resolve(verified.views) : listViews(creds);
+    const state =
+      verified?.creds === creds
+        ? Promise.resolve(verified)
+        : Promise.all([listViews(creds), keyScopes(creds)]).then(([views, scopes]) => ({
+            views,
+            writable: scopes.has("dashboards:write"),
+          }));
     const measures = getJson<{ measures: Measure[] }>(creds, "/db-mgmt/api/measures").then((r) => r.measures);
     main.append(h("p", { class: "muted loading" }, "Loading dashboards…"));
-    Promise.all([views, measures]).then(
-      ([v, m]) => {
+    Promise.all([state, measures]).then(
+      ([st, m]) => {
         clear(main);
-        dashboardsPage(creds, main, v, new Map(m.map((x) => [x.key, x])));
+        dashboardsPage(creds, main, st.views, new Map(m.map((x) => [x.key, x])), st.writable);
       },
       (err: unknown) => {
         clear(main);
@@ -55,9 +62,35 @@ function dashboardsPage(
   main: HTMLElement,
   views: DashboardView[],
   measures: Map<string, Measure>,
+  writable: boolean,
 ) {
   const list = h("nav", { class: "view-list", id: "view-list", "aria-label": "Dashboards" });
   const content = h("div", { class: "view-content", id: "view" });
+  const count = h("span", { class: "count", id: "view-count" }, String(views.length));
+  const problem = h("p", { class: "form-status error-text", id: "edit-error", role: "alert" });
+  const editor: EditorContext = {
+    creds,
+    measures,
+    views,
+    refresh(openId) {
+      problem.textContent = "";
+      renderList();
+      if (openId !== undefined && location.hash !== `#${encodeURIComponent(openId)}`) {
+        location.hash = `#${encodeURIComponent(openId)}`; // hashchange opens it
+      } else open();
+    },
+    fail(err) {
+      problem.textContent = (err as Error).message;
+    },
+  };
+  const side = writable
+    ? h("div", { class: "side-edit" }, newViewControl(editor), problem)
+    : h(
+        "p",
+        { class: "read-only-note", id: "read-only", role: "note" },
+        "Read-only: this key has dashboards:read, so dashboards can be viewed but not created or changed " +
+          "(that needs the dashboards:write scope).",
+      );
   main.append(
     h(
       "div",
@@ -65,12 +98,8 @@ function dashboardsPage(
       h(
         "aside",
         { class: "card side" },
-        h(
-          "div",
-          { class: "side-head" },
-          h("h2", {}, "Dashboards"),
-          h("span", { class: "count" }, String(views.length)),
-        ),
+        h("div", { class: "side-head" }, h("h2", {}, "Dashboards"), count),
+        side,
         list,
       ),
       content,
@@ -83,29 +112,36 @@ function dashboardsPage(
   };
   let currency = sessionStorage.getItem(CURRENCY_KEY) ?? "USD";
 
-  for (const v of views) {
-    list.append(
-      h(
-        "a",
-        { href: `#${encodeURIComponent(v.id)}`, class: "view-link", "data-view-id": v.id },
-        h("span", { class: "vname" }, v.name),
+  const renderList = () => {
+    clear(list);
+    count.textContent = String(views.length);
+    for (const v of views) {
+      list.append(
         h(
-          "span",
-          { class: "vmeta" },
-          `${widgetCount(v)} widget${widgetCount(v) === 1 ? "" : "s"} · ${formatRange(v.configuration.dateRange)}`,
+          "a",
+          { href: `#${encodeURIComponent(v.id)}`, class: "view-link", "data-view-id": v.id },
+          h("span", { class: "vname" }, v.name),
+          h(
+            "span",
+            { class: "vmeta" },
+            `${widgetCount(v)} widget${widgetCount(v) === 1 ? "" : "s"} · ${formatRange(v.configuration.dateRange)}`,
+          ),
         ),
-      ),
-    );
-  }
-  if (views.length === 0) {
-    list.append(
-      h(
-        "p",
-        { class: "muted none" },
-        "No dashboards yet. Create one with POST /accounts/api/dashboard/views/from-preset (docs/dashboards.md).",
-      ),
-    );
-  }
+      );
+    }
+    if (views.length === 0) {
+      list.append(
+        h(
+          "p",
+          { class: "muted none" },
+          writable
+            ? "No dashboards yet. Make one with New dashboard."
+            : "No dashboards yet, and this key cannot create one (it needs dashboards:write).",
+        ),
+      );
+    }
+  };
+  renderList();
 
   const open = () => {
     const id = decodeURIComponent(location.hash.slice(1));
@@ -131,8 +167,12 @@ function dashboardsPage(
     renderView(view);
   };
 
-  function renderView(view: DashboardView) {
+  function renderView(saved: DashboardView) {
+    // Changes made here apply at once and are kept only when saved.
+    const view: DashboardView = structuredClone(saved);
     const config = view.configuration;
+    // A view saved with a currency opens in it; the tab's last choice is for views without one.
+    let shown = config.currency ?? currency;
     const range: DateRange = { ...config.dateRange };
     const start = h("input", {
       type: "date",
@@ -151,7 +191,7 @@ function dashboardsPage(
     compareSelect.value = compare.kind;
     const currencyInput = h("input", {
       id: "currency",
-      value: currency,
+      value: shown,
       maxlength: 3,
       size: 4,
       "aria-label": "Reporting currency",
@@ -173,7 +213,19 @@ function dashboardsPage(
         h("button", { type: "button", id: "refresh", onclick: () => draw() }, "Refresh"),
       ),
     );
-    content.append(head, body);
+    content.append(head);
+    if (writable) {
+      const edit = viewEditor(editor, saved, () => ({ start: start.value, end: end.value, currency: shown }));
+      for (const select of [edit.model, edit.window]) {
+        select.addEventListener("change", () => {
+          config.attributionModel = edit.model.value;
+          config.attributionWindow = Number(edit.window.value);
+          draw();
+        });
+      }
+      content.append(edit.settings, edit.actions);
+    }
+    content.append(body);
     if (config.grid.maxWidth) content.style.maxWidth = `${config.grid.maxWidth}px`;
 
     const draw = () => {
@@ -196,7 +248,7 @@ function dashboardsPage(
         view,
         dateRange: r,
         compareDateRange: cmp,
-        currency,
+        currency: shown,
       });
       clear(body);
       if (config.widgets.length) body.append(gridOf(config.widgets, null, renderer));
@@ -216,9 +268,11 @@ function dashboardsPage(
     currencyInput.addEventListener("change", () => {
       const c = currencyInput.value.trim().toUpperCase();
       if (!/^[A-Z]{3}$/.test(c)) {
-        currencyInput.value = currency;
+        currencyInput.value = shown;
         return;
       }
+      shown = c;
+      // A choice made here is the tab's choice too (a saved view's currency is not).
       currency = c;
       currencyInput.value = c;
       sessionStorage.setItem(CURRENCY_KEY, c);

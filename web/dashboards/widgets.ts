@@ -45,6 +45,7 @@ export interface DashboardView {
     attributionWindow: number;
     granularity: string;
     dateRange: DateRange;
+    currency?: string;
     grid: { maxWidth: number };
     widgets: Widget[];
     filters: Filter;

@@ -33,7 +33,7 @@ async function errorOf(res: Response): Promise<ApiError> {
 /** One API call with the key and pixel headers; resolves the Response of a 2xx answer. */
 export async function request(
   creds: Credentials,
-  method: "GET" | "POST",
+  method: "GET" | "POST" | "PATCH" | "DELETE",
   path: string,
   body?: unknown,
 ): Promise<Response> {
@@ -61,6 +61,20 @@ export async function getJson<T>(creds: Credentials, path: string): Promise<T> {
 
 export async function postJson<T>(creds: Credentials, path: string, body: unknown): Promise<T> {
   return (await (await request(creds, "POST", path, body)).json()) as T;
+}
+
+export async function patchJson<T>(creds: Credentials, path: string, body: unknown): Promise<T> {
+  return (await (await request(creds, "PATCH", path, body)).json()) as T;
+}
+
+export async function deleteResource(creds: Credentials, path: string): Promise<void> {
+  await request(creds, "DELETE", path);
+}
+
+/** The scopes of the key in use (GET /accounts/api/key). */
+export async function keyScopes(creds: Credentials): Promise<Set<string>> {
+  const r = await getJson<{ key: { scopes: string[] } }>(creds, "/accounts/api/key");
+  return new Set(r.key.scopes);
 }
 
 /** A measure of GET /db-mgmt/api/measures. */
