@@ -150,12 +150,10 @@ function configurationShape<S extends z.ZodType, O extends z.ZodType>(settings: 
     }),
     granularity: z.enum(GRANULARITIES),
     dateRange: dateRangeSchema,
-    currency: currencySchema
-      .optional()
-      .meta({
-        description:
-          "Reporting currency the view opens in (ISO 4217); absent: the page's last choice, else USD",
-      }),
+    currency: currencySchema.optional().meta({
+      description:
+        "Reporting currency the view opens in (ISO 4217); absent: the page's last choice, else USD",
+    }),
     grid: z.strictObject({ maxWidth: int(320, 10_000).meta({ description: "Pixels" }) }),
     widgets: z.array(widgetSchema).max(MAX_WIDGETS),
     filters: filterSchema,

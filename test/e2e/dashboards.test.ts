@@ -453,7 +453,11 @@ for (const adapter of adapters.filter((a) => a.available)) {
         expect(res.status, res.text).toBe(200);
         // A write scope brings its read scope (src/keys/scopes.ts).
         expect(res.body).toStrictEqual({
-          key: { id: expect.any(String), pixelId: px.pixelId, scopes: ["dashboards:read", "dashboards:write"] },
+          key: {
+            id: expect.any(String),
+            pixelId: px.pixelId,
+            scopes: ["dashboards:read", "dashboards:write"],
+          },
         });
         expect(res.text).not.toContain(px.key);
         expect((await app.call("GET", "/accounts/api/key")).status).toBe(401);
