@@ -8,7 +8,6 @@ import { type RouteDef, route } from "./http/route.js";
 import { systemRoutes } from "./http/system-routes.js";
 import { identityRoutes } from "./identity/routes.js";
 import { ingestRoutes } from "./ingest/routes.js";
-import { keyRoutes } from "./keys/routes.js";
 import { productRoutes } from "./products/routes.js";
 import { queryRoutes } from "./query/routes.js";
 import type { Services } from "./services.js";
@@ -24,7 +23,6 @@ export function routeTable(services: Services, stores: Stores, config: Config): 
   const routes: RouteDef[] = [
     ...systemRoutes(stores, config),
     ...accountRoutes(services.accounts),
-    ...keyRoutes(),
     ...syncRoutes(services.sync),
     ...queryRoutes(services.queries),
     ...identityRoutes(services.identityWorker),
