@@ -61,7 +61,7 @@ export class IdentityWorker {
   }
 
   private get batchSize(): number {
-    return this.options.batchSize ?? 20;
+    return this.options.batchSize ?? 100;
   }
 
   start(): this {
