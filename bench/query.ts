@@ -26,6 +26,12 @@ import {
   timeSeriesFloors,
 } from "./query-floors.js";
 
+if (process.argv.includes("--synthetic")) {
+  // Builds synthetic stores and runs this benchmark on each (bench/query-synthetic.ts).
+  await import("./query-synthetic.js");
+  process.exit(0);
+}
+
 const DATA_DIR = process.env.BENCH_DATA_DIR;
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const PIXEL = process.env.BENCH_PIXEL ?? "demo";
@@ -120,6 +126,25 @@ for (const model of ["first_click", "last_click", "any_click"]) {
       floor: async () => [attributionFloor(range(start, end), model, window)],
     });
   }
+}
+// The same attribution over a month and over a year (the 90-day range above is the third).
+for (const [label, from] of [
+  ["30-day", day(end, -29)],
+  ["365-day", day(end, -364)],
+] as const) {
+  shapes.push({
+    name: `attribution last_click 30d, ${label} range`,
+    path: "/db-mgmt/api/query-attribution",
+    body: {
+      dimension: "attribution.channel",
+      dateRange: { start: from, end },
+      attributionModel: "last_click",
+      attributionWindow: 30,
+      timezone: "UTC",
+      measures: ["attribution.orders", "attribution.revenue"],
+    },
+    floor: async () => [attributionFloor(range(from, end), "last_click", 30)],
+  });
 }
 const compareStart = day(start, -90);
 const compareEnd = day(start, -1);
@@ -244,6 +269,11 @@ process.stdout.write(
     `last_click 30d p50 ${lc30.p50.toFixed(0)} ms | cached p50 ${cachedP50.toFixed(1)} ms | peak RSS ${rssMb.toFixed(0)} MB | ` +
     `${Number(events).toLocaleString("en-US")} events, ${Number(orders).toLocaleString("en-US")} orders\n`,
 );
+if (process.env.BENCH_JSON) {
+  process.stdout.write(
+    `${JSON.stringify({ events: Number(events), orders: Number(orders), rssMb: Math.round(rssMb), shapes: summary })}\n`,
+  );
+}
 server.closeAllConnections();
 server.close();
 await stores.close();
