@@ -150,8 +150,13 @@ describe("resolveSightings", () => {
         if (comp.has(start)) continue;
         const stack = [start];
         comp.set(start, n);
-        while (stack.length)
-          for (const m of adj.get(stack.pop()!)!) if (!comp.has(m)) comp.set(m, n), stack.push(m);
+        while (stack.length) {
+          for (const m of adj.get(stack.pop()!)!) {
+            if (comp.has(m)) continue;
+            comp.set(m, n);
+            stack.push(m);
+          }
+        }
         n++;
       }
       const resolve = (storedId: string) => graph.get(canonicalKey(storedId)) ?? storedId;
