@@ -12,6 +12,8 @@ export interface AnalystTable {
   pixelScoped: boolean;
   /** One-line descriptions of the columns that need one. */
   columns: Readonly<Record<string, string>>;
+  /** Storage columns analysts never see (besides pixel_id). */
+  hidden?: readonly string[];
 }
 
 export const PIXEL_PARAM = "pxh_pixel";
@@ -51,6 +53,8 @@ export const ANALYST_TABLES: readonly AnalystTable[] = [
       canonical_id: "buyer identity at sync time",
       version: "source updatedAt in milliseconds; the highest wins",
     },
+    // FINAL already drops the tombstones an order leaves in its old creation month.
+    hidden: ["is_deleted"],
   },
   {
     name: "order_lines",
@@ -142,7 +146,8 @@ export function cteBody(table: AnalystTable, database: string): string {
   const real = `${quoteIdent(database)}.${quoteIdent(table.real)}`;
   const pixel = `{${PIXEL_PARAM}:String}`;
   if (!table.pixelScoped) return `SELECT * FROM ${real} FINAL`;
-  const body = `SELECT * EXCEPT (pixel_id) FROM ${real} FINAL WHERE pixel_id = ${pixel}`;
+  const except = ["pixel_id", ...(table.hidden ?? [])].join(", ");
+  const body = `SELECT * EXCEPT (${except}) FROM ${real} FINAL WHERE pixel_id = ${pixel}`;
   if (table.name !== "order_lines") return body;
   const orders = `${quoteIdent(database)}.${quoteIdent("orders")}`;
   return `${body} AND (order_id, version) IN (SELECT order_id, version FROM ${orders} FINAL WHERE pixel_id = ${pixel})`;

@@ -128,8 +128,9 @@ async function migrateWarehouse(wh: WarehouseStore, all: Migration[]): Promise<s
   const rows = await wh.query<Applied>("SELECT version, checksum FROM schema_migrations FINAL");
   const pending = plan(all, rows, "clickhouse");
   for (const m of pending) {
-    for (const statement of splitStatements(m.sql)) {
+    for (const { sql: statement, when } of parseScript(m.sql)) {
       try {
+        if (when && !(await holds(wh, when))) continue;
         await wh.command(statement);
       } catch (err) {
         throw new MigrationError(`clickhouse migration ${m.file} failed: ${(err as Error).message}`, {
@@ -175,12 +176,51 @@ export async function migrationStatus(
 
 /** Splits a script on `;` at the end of a line; `--` comment lines are dropped. */
 export function splitStatements(script: string): string[] {
-  const withoutComments = script
-    .split("\n")
-    .filter((line) => !line.trimStart().startsWith("--"))
-    .join("\n");
-  return withoutComments
-    .split(/;\s*(?:\n|$)/)
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
+  return parseScript(script).map((s) => s.sql);
+}
+
+export interface ScriptStatement {
+  sql: string;
+  /**
+   * A warehouse statement preceded by a `-- when: <query>` line runs only when that query answers a
+   * non-zero first value. ClickHouse DDL is not transactional and a half-applied file is re-run whole,
+   * so a statement that is not idempotent by itself (EXCHANGE TABLES, a copy) is guarded by the
+   * state it expects.
+   */
+  when?: string;
+}
+
+export function parseScript(script: string): ScriptStatement[] {
+  const out: ScriptStatement[] = [];
+  let when: string | undefined;
+  let body: string[] = [];
+  const flush = () => {
+    const sql = body.join("\n").trim();
+    if (sql) out.push(when ? { sql, when } : { sql });
+    body = [];
+    when = undefined;
+  };
+  for (const line of script.split("\n")) {
+    const trimmed = line.trimStart();
+    const guard = /^--\s*when:\s*(.+)$/.exec(trimmed);
+    if (guard) {
+      if (body.join("").trim()) flush();
+      when = guard[1]!.trim();
+      continue;
+    }
+    if (trimmed.startsWith("--")) continue;
+    const end = /;\s*$/.exec(line);
+    if (end) {
+      body.push(line.slice(0, end.index));
+      flush();
+    } else body.push(line);
+  }
+  flush();
+  return out;
+}
+
+async function holds(wh: WarehouseStore, condition: string): Promise<boolean> {
+  const rows = await wh.query<Record<string, unknown>>(condition);
+  const first = rows[0] ? Object.values(rows[0])[0] : undefined;
+  return first !== undefined && first !== null && Number(first) !== 0 && first !== false;
 }

@@ -3,10 +3,12 @@ import type { IdentityFeed } from "../identity/feed.js";
 import { IDENTITY_TOPIC } from "../identity/messages.js";
 import type { Alias } from "../identity/union.js";
 import { hashEmail } from "../ingest/enrich/email.js";
+import { KeyedLock } from "../shared/keyed-lock.js";
 import { findUnstorableText } from "../shared/text.js";
 import { isMissing } from "../shared/validate.js";
 import type { SqlExecutor, SqlStore } from "../stores/sql/port.js";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
+import { liveVersions, type StoredOrderMonth, tombstonesFor } from "./order-months.js";
 import {
   type AdEntityRecord,
   type AdMetricsRecord,
@@ -39,6 +41,8 @@ const none = (): Counts => ({ accepted: 0, updated: 0, unchanged: 0 });
  * HTTP sync endpoints and `pixelhouse import`.
  */
 export class SyncService {
+  private readonly orderLock = new KeyedLock();
+
   constructor(
     private readonly sql: SqlStore,
     private readonly warehouse: WarehouseStore,
@@ -138,51 +142,114 @@ export class SyncService {
     return counts;
   }
 
+  /**
+   * Orders of one pixel are written one batch at a time (in this process, and across processes on a
+   * shared Postgres): a move to another creation month reads the live rows and writes a tombstone,
+   * and two interleaved moves of one order could each leave a live row behind.
+   */
   private async orders(pixelId: string, records: OrderRecord[]): Promise<Counts> {
+    return this.orderLock.run(pixelId, () =>
+      this.sql.kind === "postgres"
+        ? this.sql.transaction(async (tx) => {
+            await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`orders:${pixelId}`]);
+            return this.ordersLocked(pixelId, records, tx);
+          })
+        : this.ordersLocked(pixelId, records, this.sql),
+    );
+  }
+
+  private async ordersLocked(pixelId: string, records: OrderRecord[], tx: SqlExecutor): Promise<Counts> {
     const counts = none();
-    const write = await this.newerThanStored(pixelId, records, counts, {
-      table: "orders",
-      keyExpr: "order_id",
-      key: (o) => o.id,
-      version: (o) => versionOf(o.updatedAt),
+    const newest = newestPerKey(
+      records,
+      (o) => o.id,
+      (o) => versionOf(o.updatedAt),
+      counts,
+    );
+    const stored = await this.storedOrderMonths(
+      pixelId,
+      newest.map((o) => o.id),
+    );
+    const write = classify(
+      newest,
+      (o) => o.id,
+      (o) => versionOf(o.updatedAt),
+      liveVersions(stored),
+      counts,
+    );
+    const rows = write.map((o) => orderRow(pixelId, o, ""));
+    const written = new Map(rows.map((r) => [r.order_id, r]));
+    const tombstones = newest.flatMap((o) => {
+      const row = written.get(o.id);
+      return tombstonesFor(o.id, stored, row ? { createdAt: row.created_at, version: row.version } : null);
     });
-    if (write.length === 0) return counts;
-    // Orders join the identity graph by customer email hash, customer id and order id (purchase events
-    // carrying eventProperties.orderId meet them there).
-    const groups: Alias[][] = write.map((o) => {
-      const aliases: Alias[] = [{ type: "order", value: o.id }];
-      const email = o.customer.email ? hashEmail(o.customer.email) : null;
-      if (email) aliases.push({ type: "email", value: email });
-      // The store's customer id is what events carry as userProperties.storeYIds.
-      if (o.customer.id) aliases.push({ type: "store", value: o.customer.id });
-      return aliases;
-    });
-    const { ids: canonical, payload } = this.identity.assign(pixelId, groups);
-    // Announced before the write: the per-order cost snapshot (if the write fails the idempotent
-    // worker finds nothing to do, whereas a notice lost after the write would never come back — a
-    // retry sees the orders as unchanged) and the orders' sightings for the identity worker.
-    await this.sql.query(
-      "INSERT INTO outbox (topic, payload) SELECT * FROM unnest($1::text[], $2::jsonb[])",
-      [
+    if (write.length > 0) {
+      // Orders join the identity graph by customer email hash, customer id and order id (purchase
+      // events carrying eventProperties.orderId meet them there).
+      const groups: Alias[][] = write.map((o) => {
+        const aliases: Alias[] = [{ type: "order", value: o.id }];
+        const email = o.customer.email ? hashEmail(o.customer.email) : null;
+        if (email) aliases.push({ type: "email", value: email });
+        // The store's customer id is what events carry as userProperties.storeYIds.
+        if (o.customer.id) aliases.push({ type: "store", value: o.customer.id });
+        return aliases;
+      });
+      const { ids: canonical, payload } = this.identity.assign(pixelId, groups);
+      rows.forEach((r, i) => {
+        r.canonical_id = canonical[i] ?? "";
+      });
+      // Announced before the write: the per-order cost snapshot (if the write fails the idempotent
+      // worker finds nothing to do, whereas a notice lost after the write would never come back — a
+      // retry sees the orders as unchanged) and the orders' sightings for the identity worker.
+      await tx.query("INSERT INTO outbox (topic, payload) SELECT * FROM unnest($1::text[], $2::jsonb[])", [
         ["orders.changed", ...(payload ? [IDENTITY_TOPIC] : [])],
         [
           JSON.stringify({ pixelId, orderIds: write.map((o) => o.id) }),
           ...(payload ? [JSON.stringify(payload)] : []),
         ],
-      ],
-    );
-    this.onOutbox();
-    await Promise.all([
-      this.warehouse.insert(
+      ]);
+      this.onOutbox();
+      await Promise.all([
+        this.warehouse.insert("orders", rows),
+        this.warehouse.insert(
+          "order_lines",
+          write.flatMap((o) => orderLineRows(pixelId, o)),
+        ),
+      ]);
+    }
+    // After the rows: a tombstone lost here is written by the next sync of the order (it finds two
+    // live months), whereas a tombstone without its row would hide the order.
+    if (tombstones.length > 0) {
+      await this.warehouse.insert(
         "orders",
-        write.map((o, i) => orderRow(pixelId, o, canonical[i] ?? "")),
-      ),
-      this.warehouse.insert(
-        "order_lines",
-        write.flatMap((o) => orderLineRows(pixelId, o)),
-      ),
-    ]);
+        tombstones.map((t) => ({
+          pixel_id: pixelId,
+          order_id: t.orderId,
+          created_at: t.createdAt,
+          version: t.version,
+          is_deleted: 1,
+        })),
+      );
+    }
     return counts;
+  }
+
+  /** Per order and creation month, its latest stored row (a tombstone or a live row). */
+  private async storedOrderMonths(pixelId: string, ids: string[]): Promise<StoredOrderMonth[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.warehouse.query<{ k: string; c: string; v: number | string; d: number }>(
+      `SELECT order_id AS k, toString(argMax(created_at, version)) AS c, max(version) AS v,
+         argMax(is_deleted, version) AS d
+       FROM orders WHERE pixel_id = {pixel:String} AND order_id IN {keys:Array(String)}
+       GROUP BY order_id, toYYYYMM(created_at)`,
+      { pixel: pixelId, keys: ids },
+    );
+    return rows.map((r) => ({
+      orderId: r.k,
+      createdAt: r.c,
+      version: Number(r.v),
+      deleted: Number(r.d) === 1,
+    }));
   }
 
   private async refunds(pixelId: string, records: RefundRecord[]): Promise<Counts> {

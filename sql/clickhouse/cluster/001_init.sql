@@ -151,9 +151,11 @@ CREATE TABLE IF NOT EXISTS orders_local ON CLUSTER '{cluster}' (
   customer_email_hash  String,
   canonical_id         String,
   version              UInt64,
-  updated_at           DateTime64(3, 'UTC')
+  updated_at           DateTime64(3, 'UTC'),
+  is_deleted           UInt8 DEFAULT 0
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/orders_local', '{replica}', version)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/orders_local', '{replica}', version, is_deleted)
+PARTITION BY toYYYYMM(created_at)
 ORDER BY (pixel_id, order_id);
 
 CREATE TABLE IF NOT EXISTS orders ON CLUSTER '{cluster}' AS orders_local

@@ -108,7 +108,14 @@ export function emitAttribution(ctx: EmitContext, spec: AttributionSpec): string
   ];
   const ctes = [
     fxCtes(p.target),
-    countedOrdersCte(p.pixel, ctx.orderSettings, b, ctx.timezone, ctx.needsCustomerNumbering),
+    countedOrdersCte(
+      p.pixel,
+      ctx.orderSettings,
+      b,
+      ctx.timezone,
+      ctx.needsCustomerNumbering,
+      spec.valueSource === "orders" ? { start: p.start, end: p.end } : undefined,
+    ),
     hopsCte(p.pixel),
     conv,
     touches,

@@ -57,6 +57,9 @@ function conditionValue(field: string, op: string, value: string): FilterValue {
 /**
  * `co`: the pixel's counted orders (latest version each), with the customer key and, when asked,
  * each order's number among its customer's counted orders (all time, so "new" means first ever).
+ * `created`: the caller reads only orders created in [start, end) — the range goes inside the FINAL
+ * read, where it prunes the months outside it (the engine does not push it through the CTE). Ignored
+ * with numbering, which needs every earlier order of a customer.
  */
 export function countedOrdersCte(
   pixel: string,
@@ -64,6 +67,7 @@ export function countedOrdersCte(
   b: Binder,
   timezone: string,
   numbering: boolean,
+  created?: { start: string; end: string },
 ): string {
   const key =
     "if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id)))";
@@ -71,9 +75,11 @@ export function countedOrdersCte(
     ? `, row_number() OVER (PARTITION BY customer_key ORDER BY o.created_at, o.order_id) AS customer_order_number,
        customer_order_number > 1 AS is_returning`
     : ", toUInt64(0) AS customer_order_number, false AS is_returning";
+  const inRange =
+    created && !numbering ? ` AND created_at >= ${created.start} AND created_at < ${created.end}` : "";
   return `co AS (
   SELECT o.*, ${key} AS customer_key${numberCols}
-  FROM (SELECT * FROM orders FINAL WHERE pixel_id = ${pixel}) AS o
+  FROM (SELECT * FROM orders FINAL WHERE pixel_id = ${pixel}${inRange}) AS o
   WHERE ${countedPredicate(settings, b, timezone)}
 )`;
 }

@@ -40,15 +40,23 @@ export function placeholders(ctx: EmitContext): Placeholders {
   };
 }
 
-const counted = (ctx: EmitContext, p: Placeholders) => [
-  countedOrdersCte(p.pixel, ctx.orderSettings, ctx.binder, ctx.timezone, ctx.needsCustomerNumbering),
+/** `inRange`: the source reads only orders created in the range, so months outside it are pruned. */
+const counted = (ctx: EmitContext, p: Placeholders, inRange: boolean) => [
+  countedOrdersCte(
+    p.pixel,
+    ctx.orderSettings,
+    ctx.binder,
+    ctx.timezone,
+    ctx.needsCustomerNumbering,
+    inRange ? { start: p.start, end: p.end } : undefined,
+  ),
 ];
 
 const FACTS: Record<Exclude<SourceName, "attribution">, FactSource> = {
   orders: {
     // Units need the order's lines: a join that doubles the statement's time, so only when asked.
     ctes: (ctx, p, bases) => [
-      ...counted(ctx, p),
+      ...counted(ctx, p, true),
       ...(bases.includes("orders_units")
         ? [
             `lines AS (SELECT order_id, version, sum(quantity) AS units FROM order_lines WHERE pixel_id = ${p.pixel} GROUP BY order_id, version)`,
@@ -78,7 +86,8 @@ WHERE o.created_at >= ${p.start} AND o.created_at < ${p.end} AND ${where}`;
     },
   },
   refunds: {
-    ctes: (ctx, p) => counted(ctx, p),
+    // Booked at the order's date, a refund counts when its order was created in the range.
+    ctes: (ctx, p) => counted(ctx, p, ctx.orderSettings.refundDateAttribution === "order_date"),
     rows: (ctx, p, dims, where) => {
       const booked =
         ctx.orderSettings.refundDateAttribution === "order_date" ? "o.created_at" : "rf.created_at";
@@ -92,7 +101,7 @@ WHERE ${booked} >= ${p.start} AND ${booked} < ${p.end} AND ${where}`;
     },
   },
   order_costs: {
-    ctes: (ctx, p) => counted(ctx, p),
+    ctes: (ctx, p) => counted(ctx, p, true),
     rows: (
       _ctx,
       p,

@@ -5,6 +5,10 @@ export const SHARED_SETTINGS = {
   output_format_json_quote_64bit_integers: 0,
   output_format_json_quote_decimals: 0,
   date_time_output_format: "simple",
+  // FINAL resolves versions inside each partition. The partitioned tables either partition by a
+  // function of their sort key (events, touchpoints, ad metrics) or keep one live row per key across
+  // partitions with tombstones (orders), so this is exact — and it lets a date range prune months.
+  do_not_merge_across_partitions_select_final: 1,
 } as const;
 
 /**

@@ -5,7 +5,7 @@
 -- statement 1 of 1: orders, primary
 WITH co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
-  FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p7:String}) AS o
+  FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p7:String} AND created_at >= {p10:DateTime64(3, 'UTC')} AND created_at < {p11:DateTime64(3, 'UTC')}) AS o
   WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
 )
 SELECT toUnixTimestamp(toStartOfDay(r.ts, {p8:String})) AS bucket,

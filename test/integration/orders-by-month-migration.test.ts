@@ -1,0 +1,121 @@
+/**
+ * sql/clickhouse/002_orders_by_month.sql on a store that holds orders in the old layout (one
+ * partition, versions of an order possibly in different months, not merged yet). Worked example:
+ * "a" at version 1 created in January and version 2 created in March, "b" at version 1 in February.
+ * After the migration FINAL shows "a" once (March, version 2) and "b" once; the scratch table is gone.
+ * A run interrupted after any statement is finished by the next run, and a write that reached the
+ * old table between the copy and the swap — even one that moved an order — is carried over.
+ */
+import { cpSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { migrate, parseScript, SQL_DIR } from "../../src/stores/migrations.js";
+import type { SqlStore } from "../../src/stores/sql/port.js";
+import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
+import { type Opened, openChdb, openPglite, tempDir } from "../helpers/stores.js";
+
+let wh: Opened<WarehouseStore>;
+let sql: Opened<SqlStore>;
+const old = tempDir("pixelhouse-sql-001-");
+beforeAll(async () => {
+  wh = await openChdb();
+  sql = await openPglite();
+  cpSync(join(SQL_DIR, "postgres"), join(old.path, "postgres"), { recursive: true });
+  mkdirSync(join(old.path, "clickhouse"));
+  cpSync(join(SQL_DIR, "clickhouse", "001_init.sql"), join(old.path, "clickhouse", "001_init.sql"));
+});
+afterAll(async () => {
+  await wh.close();
+  await sql.close();
+  old.remove();
+});
+
+const row = (id: string, createdAt: string, version: number, total = "10") => ({
+  pixel_id: "px",
+  order_id: id,
+  created_at: `${createdAt} 00:00:00.000`,
+  currency: "USD",
+  total_price: total,
+  financial_status: "paid",
+  version,
+});
+
+/** A warehouse at 001 only (orders in the old layout) with the worked example's rows. */
+beforeEach(async () => {
+  const tables = await wh.store.query<{ name: string }>(
+    "SELECT name FROM system.tables WHERE database = currentDatabase()",
+  );
+  for (const t of tables) await wh.store.command(`DROP TABLE IF EXISTS ${t.name}`);
+  await sql.store.exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public;");
+  await migrate(sql.store, wh.store, {
+    sqlDir: join(old.path, "postgres"),
+    warehouseDir: join(old.path, "clickhouse"),
+  });
+  await wh.store.insert("orders", [row("a", "2026-01-05", 1), row("b", "2026-02-07", 1)]);
+  await wh.store.insert("orders", [row("a", "2026-03-09", 2, "12")]);
+});
+
+const liveOrders = () =>
+  wh.store.query<{ id: string; month: number; version: number; total: string }>(
+    "SELECT order_id AS id, toYYYYMM(created_at) AS month, version, toString(total_price) AS total FROM orders FINAL ORDER BY id",
+  );
+const tableNames = async () =>
+  (
+    await wh.store.query<{ name: string }>(
+      "SELECT name FROM system.tables WHERE database = currentDatabase()",
+    )
+  )
+    .map((t) => t.name)
+    .sort();
+
+/** Runs the migration's statements up to (not including) `stop`, guards honoured, as a crash would leave it. */
+async function runUntil(stop: number): Promise<void> {
+  const script = parseScript(readFileSync(join(SQL_DIR, "clickhouse", "002_orders_by_month.sql"), "utf8"));
+  for (const s of script.slice(0, stop)) {
+    if (s.when) {
+      const [first] = await wh.store.query<Record<string, unknown>>(s.when);
+      if (!first || Number(Object.values(first)[0]) === 0) continue;
+    }
+    await wh.store.command(s.sql);
+  }
+}
+
+const expected = [
+  { id: "a", month: 202603, version: 2, total: "12" },
+  { id: "b", month: 202602, version: 1, total: "10" },
+];
+const asNumbers = (rows: Awaited<ReturnType<typeof liveOrders>>) =>
+  rows.map((r) => ({ ...r, month: Number(r.month), version: Number(r.version) }));
+
+describe("002_orders_by_month", () => {
+  it("keeps the latest version of every order, once, in its creation month", async () => {
+    const report = await migrate(sql.store, wh.store);
+    expect(report.warehouse).toEqual(["002_orders_by_month"]);
+    expect(asNumbers(await liveOrders())).toEqual(expected);
+    expect(await tableNames()).not.toContain("orders_by_month");
+    const [engine] = await wh.store.query<{ partition_key: string; engine_full: string }>(
+      "SELECT partition_key, engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'orders'",
+    );
+    expect(engine!.partition_key).toBe("toYYYYMM(created_at)");
+    expect(engine!.engine_full).toMatch(/ReplacingMergeTree\(version, is_deleted\)/);
+  });
+
+  it.each([1, 2, 3, 4, 5])("finishes a run interrupted after %i statement(s)", async (done) => {
+    await runUntil(done);
+    await migrate(sql.store, wh.store);
+    expect(asNumbers(await liveOrders())).toEqual(expected);
+    expect(await tableNames()).not.toContain("orders_by_month");
+  });
+
+  it("carries over a write that reached the old table between the copy and the swap", async () => {
+    await runUntil(2); // scratch table created and filled
+    // A writer still on the old table moves "b" to April and adds "c".
+    await wh.store.insert("orders", [row("b", "2026-04-01", 3, "30"), row("c", "2026-04-02", 1, "5")]);
+    await migrate(sql.store, wh.store);
+    expect(asNumbers(await liveOrders())).toEqual([
+      expected[0],
+      { id: "b", month: 202604, version: 3, total: "30" },
+      { id: "c", month: 202604, version: 1, total: "5" },
+    ]);
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * Which tombstones a sync of one order writes (src/sync/order-months.ts). Worked example: "o" live in
+ * March at version 5; a write at version 7 created in May hides March at version 7; a write at 7 in
+ * March itself hides nothing; without a write, a stale live January row at version 3 is hidden at
+ * version 5 (the newest live row), and months already tombstoned stay as they are.
+ */
+import { describe, expect, it } from "vitest";
+import { KeyedLock } from "../../src/shared/keyed-lock.js";
+import { parseScript } from "../../src/stores/migrations.js";
+import { liveVersions, type StoredOrderMonth, tombstonesFor } from "../../src/sync/order-months.js";
+
+const s = (createdAt: string, version: number, deleted = false): StoredOrderMonth => ({
+  orderId: "o",
+  createdAt: `${createdAt} 00:00:00.000`,
+  version,
+  deleted,
+});
+
+describe("tombstonesFor", () => {
+  it("a write to another month hides the old month at the new version", () => {
+    expect(
+      tombstonesFor("o", [s("2026-03-10", 5)], { createdAt: "2026-05-01 00:00:00.000", version: 7 }),
+    ).toEqual([{ orderId: "o", createdAt: "2026-03-10 00:00:00.000", version: 7 }]);
+  });
+  it("a write within the same month hides nothing", () => {
+    expect(
+      tombstonesFor("o", [s("2026-03-10", 5)], { createdAt: "2026-03-31 00:00:00.000", version: 7 }),
+    ).toEqual([]);
+  });
+  it("without a write, stale live months below the newest live row are hidden at its version", () => {
+    const stored = [s("2026-01-02", 3), s("2026-03-10", 5), s("2026-02-02", 4, true)];
+    expect(tombstonesFor("o", stored, null)).toEqual([
+      { orderId: "o", createdAt: "2026-01-02 00:00:00.000", version: 5 },
+    ]);
+    expect(liveVersions(stored)).toEqual(new Map([["o", 5]]));
+  });
+  it("a new order or a settled one needs none", () => {
+    expect(tombstonesFor("o", [], { createdAt: "2026-03-01 00:00:00.000", version: 1 })).toEqual([]);
+    expect(tombstonesFor("o", [s("2026-03-10", 5), s("2026-01-01", 5, true)], null)).toEqual([]);
+  });
+});
+
+describe("KeyedLock", () => {
+  it("runs one function at a time per key and goes on after a failure", async () => {
+    const lock = new KeyedLock();
+    const order: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const first = lock.run("k", async () => {
+      order.push("first start");
+      await gate;
+      order.push("first end");
+      throw new Error("boom");
+    });
+    const second = lock.run("k", async () => {
+      order.push("second");
+      return 2;
+    });
+    const other = lock.run("other", async () => {
+      order.push("other key");
+      return 3;
+    });
+    expect(await other).toBe(3);
+    release();
+    await expect(first).rejects.toThrow("boom");
+    expect(await second).toBe(2);
+    expect(order).toEqual(["first start", "other key", "first end", "second"]);
+  });
+});
+
+describe("parseScript", () => {
+  it("attaches a `-- when:` guard to the statement after it and drops other comments", () => {
+    expect(
+      parseScript(
+        "-- head\nCREATE TABLE a (x String);\n-- when: SELECT 1\n-- why\nEXCHANGE TABLES a AND b;\nDROP TABLE c;\n",
+      ),
+    ).toEqual([
+      { sql: "CREATE TABLE a (x String)" },
+      { sql: "EXCHANGE TABLES a AND b", when: "SELECT 1" },
+      { sql: "DROP TABLE c" },
+    ]);
+  });
+});
