@@ -2,7 +2,8 @@
 -- (docs/performance.md, "Physical design"). The sort key stays (pixel_id, order_id): versions of an
 -- order meet in one partition, and FINAL runs per partition (do_not_merge_across_partitions_select_final,
 -- set by both warehouse adapters). An order whose creation month changes leaves a tombstone
--- (is_deleted = 1) in its old month, written by the sync (docs/data-formats.md).
+-- (is_deleted = 1, one version below the new row) in its old month, written by the sync
+-- (docs/data-formats.md), so a FINAL that merges across months is exact too.
 --
 -- Online: the table is rebuilt beside the old one, swapped in with EXCHANGE TABLES, and rows written
 -- to the old table during the copy are carried over before it is dropped. Each step is guarded by
@@ -54,7 +55,7 @@ EXCHANGE TABLES orders AND orders_by_month;
 -- a write moved an order to another month, then the rows themselves.
 -- when: SELECT count() = 1 FROM system.columns WHERE database = currentDatabase() AND table = 'orders_by_month' AND name = 'version' AND (SELECT count() FROM system.columns WHERE database = currentDatabase() AND table = 'orders_by_month' AND name = 'is_deleted') = 0
 INSERT INTO orders (pixel_id, order_id, created_at, version, updated_at, is_deleted)
-SELECT n.pixel_id, n.order_id, n.created_at, s.version, s.updated_at, 1
+SELECT n.pixel_id, n.order_id, n.created_at, s.version - 1, s.updated_at, 1
 FROM (SELECT * FROM orders FINAL) AS n
 INNER JOIN (SELECT * FROM orders_by_month FINAL) AS s
   ON s.pixel_id = n.pixel_id AND s.order_id = n.order_id

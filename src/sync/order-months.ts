@@ -1,7 +1,9 @@
 /**
  * Orders are partitioned by the month they were created and FINAL resolves versions inside each
  * month, so an order must have exactly one live row across months. When a newer version changes the
- * creation month, the old month gets a tombstone (`is_deleted = 1`) at the new version; a write whose
+ * creation month, the old month gets a tombstone (`is_deleted = 1`) one below the new version: it
+ * beats every older row of its month (on a tie, being inserted later), and a FINAL that merges across
+ * months (a reader without per-partition FINAL) still lets the new live row win. A write whose
  * tombstone was lost (the rows landed, the tombstone insert failed) is repaired by the next sync of
  * that order, which finds two live months. Pure: docs/data-formats.md describes the behaviour.
  */
@@ -37,7 +39,8 @@ export function liveVersions(stored: readonly StoredOrderMonth[]): Map<string, n
 /**
  * Tombstones to write for one order. `written` is the row this sync writes (null when the order is
  * unchanged): every other live month below its version is hidden. Without a write, live months left
- * behind by an earlier, half-finished move are hidden below the newest live row.
+ * behind by an earlier, half-finished move are hidden below the newest live row. A tombstone's
+ * version is one below the row that stays.
  */
 export function tombstonesFor(
   orderId: string,
@@ -51,5 +54,5 @@ export function tombstonesFor(
   if (!keeper) return [];
   return live
     .filter((s) => month(s.createdAt) !== month(keeper.createdAt) && s.version < keeper.version)
-    .map((s) => ({ orderId, createdAt: s.createdAt, version: keeper.version }));
+    .map((s) => ({ orderId, createdAt: s.createdAt, version: keeper.version - 1 }));
 }

@@ -238,8 +238,9 @@ export class SyncService {
   private async storedOrderMonths(pixelId: string, ids: string[]): Promise<StoredOrderMonth[]> {
     if (ids.length === 0) return [];
     const rows = await this.warehouse.query<{ k: string; c: string; v: number | string; d: number }>(
+      // On a version tie inside a month the tombstone wins, as the engine lets the later insert win.
       `SELECT order_id AS k, toString(argMax(created_at, version)) AS c, max(version) AS v,
-         argMax(is_deleted, version) AS d
+         argMax(is_deleted, (version, is_deleted)) AS d
        FROM orders WHERE pixel_id = {pixel:String} AND order_id IN {keys:Array(String)}
        GROUP BY order_id, toYYYYMM(created_at)`,
       { pixel: pixelId, keys: ids },
