@@ -13,7 +13,9 @@ import { join } from "node:path";
 import { Session } from "chdb";
 import { normalizeEvent } from "../src/ingest/normalize.js";
 import { validateEvents } from "../src/ingest/validate.js";
-import { readMigrations, SQL_DIR, splitStatements } from "../src/stores/migrations.js";
+import { migrate } from "../src/stores/migrations.js";
+import { PgliteSqlStore } from "../src/stores/sql/pglite.js";
+import { ChdbWarehouse } from "../src/stores/warehouse/chdb.js";
 import { compactRows } from "../src/stores/warehouse/settings.js";
 import { makeBatches } from "./events-gen.js";
 import { parseColumnType, tsvRows } from "./tsv-rows.js";
@@ -46,12 +48,15 @@ for (const [b, body] of makeBatches(BATCHES * (PER_INSERT / 100), 100, 1).entrie
 }
 
 const dir = mkdtempSync(join(tmpdir(), "pxh-bench-insert-"));
+// The tables as the service has them: every migration, through the migration runner.
+const pg = await PgliteSqlStore.open();
+const warehouse = await ChdbWarehouse.open(join(dir, "ch"), "b");
+await migrate(pg, warehouse);
+await pg.close();
+// A session of its own on the same engine, to pick each INSERT's format and settings.
 const session = new Session(join(dir, "ch"));
 const run = (sql: string) => session.queryAsync(sql, { format: "TSV" });
-await run("CREATE DATABASE b");
 await run("USE b");
-for (const m of readMigrations(join(SQL_DIR, "clickhouse")))
-  for (const s of splitStatements(m.sql)) await run(s);
 await run("CREATE TABLE events_null AS events ENGINE = Null");
 // Merges would run in the engine's background threads during later inserts and count as their CPU.
 await run("SYSTEM STOP MERGES");
@@ -265,6 +270,7 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 session.close();
+await warehouse.close();
 rmSync(dir, { recursive: true, force: true });
 
 const base = results.get("JSONCompactEachRow (current)")!;
