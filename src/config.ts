@@ -29,6 +29,14 @@ export const configSchema = z.object({
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "must be a plain identifier (letters, digits, underscore)")
     .default("pixelhouse"),
+  /**
+   * Server only: inserts into `events` ask the server to batch them with every other writer's
+   * (`async_insert = 1`) and still answer only once stored (`wait_for_async_insert = 1`).
+   */
+  CLICKHOUSE_ASYNC_INSERT: z
+    .enum(["true", "false", "1", "0"])
+    .default("false")
+    .transform((v) => v === "true" || v === "1"),
   REDIS_URL: optionalUrl(["redis:", "rediss:"]),
   /** Prefix of every Redis key, so several deployments can share one Redis. */
   REDIS_KEY_PREFIX: z.string().default("pixelhouse:"),

@@ -69,6 +69,8 @@ export async function openStores(
             password: config.CLICKHOUSE_PASSWORD,
             database: config.CLICKHOUSE_DATABASE,
             breaker,
+            // Ingestion is the one table many processes write small batches into.
+            asyncInsertTables: config.CLICKHOUSE_ASYNC_INSERT ? ["events"] : [],
           })
         : (await import("./warehouse/chdb.js")).ChdbWarehouse.open(
             join(config.DATA_DIR, "ch"),

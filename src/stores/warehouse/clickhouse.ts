@@ -31,7 +31,16 @@ export interface ClickHouseOptions {
   connection?: ClickHouseClientConfigOptions["connection"];
   requestTimeoutMs?: number;
   breaker?: BreakerOptions;
+  /**
+   * Tables whose inserts the server batches with other clients' (`async_insert`) into one part, while
+   * each insert still returns only once its rows are written (`wait_for_async_insert`):
+   * docs/clickhouse-cluster.md, "Many writers, one table".
+   */
+  asyncInsertTables?: readonly string[];
 }
+
+/** Last in the settings, so no caller can turn the wait off: an acknowledged insert is a stored one. */
+const ASYNC_INSERT = { async_insert: 1, wait_for_async_insert: 1 } as const;
 
 /** ClickHouse server over HTTP with @clickhouse/client. */
 export class ClickHouseWarehouse implements WarehouseStore {
@@ -244,6 +253,9 @@ export class ClickHouseWarehouse implements WarehouseStore {
     if (rows.length === 0) return;
     // Positional rows under one column list, as the chDB adapter sends them (see compactRows).
     const columns = Object.keys(rows[0]!) as [string, ...string[]];
+    const settings = this.options.asyncInsertTables?.includes(table)
+      ? { ...options?.settings, ...ASYNC_INSERT }
+      : options?.settings;
     await this.guard(async () => {
       try {
         await this.client.insert({
@@ -251,7 +263,7 @@ export class ClickHouseWarehouse implements WarehouseStore {
           values: rows.map((row) => columns.map((c) => row[c])),
           format: "JSONCompactEachRow",
           columns,
-          ...(options?.settings ? { clickhouse_settings: { ...options.settings } } : {}),
+          ...(settings ? { clickhouse_settings: { ...settings } } : {}),
           ...(options?.signal ? { abort_signal: options.signal } : {}),
         });
       } catch (err) {
