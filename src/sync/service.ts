@@ -3,7 +3,6 @@ import type { IdentityFeed } from "../identity/feed.js";
 import { IDENTITY_TOPIC } from "../identity/messages.js";
 import type { Alias } from "../identity/union.js";
 import { hashEmail } from "../ingest/enrich/email.js";
-import { KeyedLock } from "../shared/keyed-lock.js";
 import { findUnstorableText } from "../shared/text.js";
 import { isMissing } from "../shared/validate.js";
 import type { SqlExecutor, SqlStore } from "../stores/sql/port.js";
@@ -41,8 +40,6 @@ const none = (): Counts => ({ accepted: 0, updated: 0, unchanged: 0 });
  * HTTP sync endpoints and `pixelhouse import`.
  */
 export class SyncService {
-  private readonly orderLock = new KeyedLock();
-
   constructor(
     private readonly sql: SqlStore,
     private readonly warehouse: WarehouseStore,
@@ -143,22 +140,14 @@ export class SyncService {
   }
 
   /**
-   * Orders of one pixel are written one batch at a time (in this process, and across processes on a
-   * shared Postgres): a move to another creation month reads the live rows and writes a tombstone,
+   * Orders of one pixel are written one batch at a time, across every process sharing the stores: a move to another creation month reads the live rows and writes a tombstone,
    * and two interleaved moves of one order could each leave a live row behind.
    */
   private async orders(pixelId: string, records: OrderRecord[]): Promise<Counts> {
-    return this.orderLock.run(pixelId, () =>
-      this.sql.kind === "postgres"
-        ? this.sql.transaction(async (tx) => {
-            await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`orders:${pixelId}`]);
-            return this.ordersLocked(pixelId, records, tx);
-          })
-        : this.ordersLocked(pixelId, records, this.sql),
-    );
+    return this.sql.exclusive(`orders:${pixelId}`, () => this.ordersLocked(pixelId, records));
   }
 
-  private async ordersLocked(pixelId: string, records: OrderRecord[], tx: SqlExecutor): Promise<Counts> {
+  private async ordersLocked(pixelId: string, records: OrderRecord[]): Promise<Counts> {
     const counts = none();
     const newest = newestPerKey(
       records,
@@ -201,13 +190,16 @@ export class SyncService {
       // Announced before the write: the per-order cost snapshot (if the write fails the idempotent
       // worker finds nothing to do, whereas a notice lost after the write would never come back — a
       // retry sees the orders as unchanged) and the orders' sightings for the identity worker.
-      await tx.query("INSERT INTO outbox (topic, payload) SELECT * FROM unnest($1::text[], $2::jsonb[])", [
-        ["orders.changed", ...(payload ? [IDENTITY_TOPIC] : [])],
+      await this.sql.query(
+        "INSERT INTO outbox (topic, payload) SELECT * FROM unnest($1::text[], $2::jsonb[])",
         [
-          JSON.stringify({ pixelId, orderIds: write.map((o) => o.id) }),
-          ...(payload ? [JSON.stringify(payload)] : []),
+          ["orders.changed", ...(payload ? [IDENTITY_TOPIC] : [])],
+          [
+            JSON.stringify({ pixelId, orderIds: write.map((o) => o.id) }),
+            ...(payload ? [JSON.stringify(payload)] : []),
+          ],
         ],
-      ]);
+      );
       this.onOutbox();
       await Promise.all([
         this.warehouse.insert("orders", rows),

@@ -167,6 +167,7 @@ function recording(store: SqlStore): { store: SqlStore; statements: string[] } {
       },
       exec: (script) => store.exec(script),
       transaction: (fn) => store.transaction((tx) => fn(wrapTx(tx))),
+      exclusive: (key, fn) => store.exclusive(key, fn),
       ping: () => store.ping(),
       close: () => store.close(),
     },
@@ -565,6 +566,7 @@ for (const adapter of sqlAdapters) {
         },
         exec: (s) => sql.exec(s),
         transaction: (fn) => sql.transaction(fn),
+        exclusive: (key, fn) => sql.exclusive(key, fn),
         ping: () => sql.ping(),
         close: async () => {},
       };

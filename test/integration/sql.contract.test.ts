@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { PgSqlStore } from "../../src/stores/sql/pg.js";
 import { SqlError, type SqlStore, SqlUnavailableError } from "../../src/stores/sql/port.js";
-import { skipReason } from "../helpers/env.js";
+import { skipReason, TEST_DATABASE_URL } from "../helpers/env.js";
 import { type Opened, sqlAdapters } from "../helpers/stores.js";
 
 for (const adapter of sqlAdapters) {
@@ -102,6 +102,37 @@ for (const adapter of sqlAdapters) {
       expect(await sql.query<{ one: number }>("SELECT 1 AS one")).toMatchObject({ rows: [{ one: 1 }] });
     });
 
+    it("exclusive(key) runs one holder of a key at a time, other keys alongside, and frees it after a failure", async () => {
+      const order: string[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((r) => {
+        release = r;
+      });
+      let entered!: () => void;
+      const inside = new Promise<void>((r) => {
+        entered = r;
+      });
+      const first = sql.exclusive("k", async () => {
+        order.push("first in");
+        entered();
+        await gate;
+        order.push("first out");
+        throw new Error("boom");
+      });
+      await inside;
+      const second = sql.exclusive("k", async () => {
+        order.push("second");
+        return 2;
+      });
+      expect(await sql.exclusive("other", async () => "other key")).toBe("other key");
+      // The store stays usable for plain statements while a key is held.
+      expect((await sql.query<{ one: number }>("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+      release();
+      await expect(first).rejects.toThrow("boom");
+      expect(await second).toBe(2);
+      expect(order).toEqual(["first in", "first out", "second"]);
+    });
+
     it("takes transaction-scoped advisory locks (used by the migrator)", async () => {
       const r = await sql.transaction((tx) =>
         tx.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock(42) AS ok"),
@@ -120,3 +151,48 @@ it("pg adapter: an unreachable server answers SqlUnavailableError", async () => 
   await expect(store.query("SELECT 1")).rejects.toBeInstanceOf(SqlUnavailableError);
   await store.close();
 });
+
+it.skipIf(!TEST_DATABASE_URL)(
+  "pg adapter: exclusive(key) orders two processes sharing one Postgres",
+  async () => {
+    // Two stores with pools of their own stand for two service processes.
+    const a = new PgSqlStore(TEST_DATABASE_URL!);
+    const b = new PgSqlStore(TEST_DATABASE_URL!);
+    const key = `contract:${process.pid}:${Date.now()}`;
+    const order: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let entered!: () => void;
+    const inside = new Promise<void>((r) => {
+      entered = r;
+    });
+    const first = a.exclusive(key, async () => {
+      order.push("a in");
+      entered();
+      await gate;
+      order.push("a out");
+    });
+    await inside;
+    const second = b.exclusive(key, async () => {
+      order.push("b");
+    });
+    // b is waiting on the server: its lock attempt shows up as a backend blocked on an advisory lock.
+    await vi.waitFor(
+      async () => {
+        const { rows } = await a.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+        );
+        expect(rows[0]!.n).toBeGreaterThan(0);
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    expect(order).toEqual(["a in"]);
+    release();
+    await Promise.all([first, second]);
+    expect(order).toEqual(["a in", "a out", "b"]);
+    await a.close();
+    await b.close();
+  },
+);

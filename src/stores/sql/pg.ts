@@ -1,4 +1,5 @@
 import pg from "pg";
+import { KeyedLock } from "../../shared/keyed-lock.js";
 import { type BreakerOptions, CircuitBreaker, DEFAULT_BREAKER } from "../breaker.js";
 import {
   type SqlExecutor,
@@ -26,6 +27,7 @@ export class PgSqlStore implements SqlStore {
   readonly kind = "postgres" as const;
   private readonly pool: pg.Pool;
   private readonly breaker: CircuitBreaker;
+  private readonly local = new KeyedLock();
 
   constructor(url: string, options: PgStoreOptions = {}) {
     this.pool = new pg.Pool({
@@ -77,6 +79,39 @@ export class PgSqlStore implements SqlStore {
         client.off("error", onError);
         // A broken connection is dropped from the pool rather than handed to the next caller.
         client.release(failure instanceof SqlUnavailableError ? failure : undefined);
+      }
+    });
+  }
+
+  async exclusive<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    // One connection per key in this process; the advisory lock orders the processes.
+    return this.local.run(key, async () => {
+      const client = await this.guard(async () => {
+        try {
+          return await this.pool.connect();
+        } catch (err) {
+          throw toSqlError(err);
+        }
+      });
+      const onError = () => {};
+      client.on("error", onError);
+      let broken: unknown;
+      try {
+        await this.guard(() => run(client, "SELECT pg_advisory_lock(hashtext($1))", [key]));
+        try {
+          return await fn();
+        } finally {
+          await run(client, "SELECT pg_advisory_unlock(hashtext($1))", [key]).catch((err) => {
+            // Dropping the connection releases its session locks.
+            broken = err;
+          });
+        }
+      } catch (err) {
+        broken ??= err instanceof SqlUnavailableError ? err : undefined;
+        throw err;
+      } finally {
+        client.off("error", onError);
+        client.release(broken instanceof Error ? broken : undefined);
       }
     });
   }

@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { KeyedLock } from "../../shared/keyed-lock.js";
 import {
   type SqlExecutor,
   type SqlResult,
@@ -24,6 +25,7 @@ interface Reply {
 export class PgliteSqlStore implements SqlStore {
   readonly kind = "pglite" as const;
   private nextId = 1;
+  private readonly local = new KeyedLock();
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   private closed = false;
   /** Set once the worker is gone (crashed, out of memory, terminated): every call fails with it. */
@@ -83,6 +85,11 @@ export class PgliteSqlStore implements SqlStore {
 
   async query<T>(text: string, params: readonly SqlValue[] = []): Promise<SqlResult<T>> {
     return this.call<SqlResult<T>>({ op: "query", text, params });
+  }
+
+  /** Only this process opens the data directory (its lock), so a lock in the process is enough. */
+  exclusive<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    return this.local.run(key, fn);
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {

@@ -18,6 +18,13 @@ export interface SqlStore extends SqlExecutor {
   readonly kind: "postgres" | "pglite";
   /** Runs `fn` in one transaction; it commits when `fn` resolves and rolls back when it throws. */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` while no other caller holds `key`, in this process or in any process sharing the store
+   * (Postgres: a session advisory lock on a connection of its own; PGlite: the data-dir lock makes
+   * this process the only one). No transaction: `fn` may await other stores without holding up
+   * this one's statements.
+   */
+  exclusive<T>(key: string, fn: () => Promise<T>): Promise<T>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
