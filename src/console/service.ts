@@ -296,7 +296,7 @@ export class ConsoleService {
     return { ...query, settings: { ...runSettings(limits, limit), ...query.settings } };
   }
 
-  /** The analyst tables with their columns as the engine describes them (pixel_id hidden). */
+  /** The analyst tables with their columns as the engine describes them (pixel_id and storage columns hidden). */
   schema(): Promise<SchemaTable[]> {
     this.schemaCache ??= this.loadSchema().catch((err: unknown) => {
       this.schemaCache = undefined;
@@ -315,7 +315,7 @@ export class ConsoleService {
         name: table.name,
         description: table.description,
         columns: described
-          .filter((c) => c.name !== "pixel_id")
+          .filter((c) => c.name !== "pixel_id" && !table.hidden?.includes(c.name))
           .map((c) => {
             const description = table.columns[c.name];
             return { name: c.name, type: c.type, ...(description ? { description } : {}) };

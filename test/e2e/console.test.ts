@@ -252,7 +252,7 @@ describe("POST /db-mgmt/api/sql", () => {
 });
 
 describe("GET /db-mgmt/api/sql/schema", () => {
-  it("lists the analyst tables with columns, types and descriptions, without pixel_id", async () => {
+  it("lists the analyst tables with columns, types and descriptions, without pixel_id or is_deleted", async () => {
     const res = await app.call("GET", "/db-mgmt/api/sql/schema", { key: a.key, pixelId: a.pixelId });
     expect(res.status).toBe(200);
     const { tables } = res.body as {
@@ -278,6 +278,8 @@ describe("GET /db-mgmt/api/sql/schema", () => {
       expect(t.columns.length).toBeGreaterThan(2);
       expect(t.columns.map((c) => c.name)).not.toContain("pixel_id");
     }
+    // The tombstone flag of monthly order partitions is storage, not data.
+    expect(tables.find((t) => t.name === "orders")!.columns.map((c) => c.name)).not.toContain("is_deleted");
     const metrics = tables.find((t) => t.name === "ad_metrics")!;
     expect(metrics.columns).toContainEqual({
       name: "spend",
