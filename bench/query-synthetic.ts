@@ -38,7 +38,9 @@ interface ShapeFigure {
 }
 interface Measured {
   events: number;
+  /** Peak RSS while serving the shapes, before the floors ran in the same process. */
   rssMb: number;
+  rssWithFloorsMb: number;
   buildSeconds: number;
   shapes: ShapeFigure[];
 }
@@ -89,7 +91,7 @@ for (const s of last.shapes) {
 }
 for (const r of results) {
   log(
-    `${r.events.toLocaleString("en-US")} events: built in ${r.buildSeconds} s, service peak RSS ${r.rssMb} MB`,
+    `${r.events.toLocaleString("en-US")} events: built in ${r.buildSeconds} s, service peak RSS ${r.rssMb} MB (${r.rssWithFloorsMb} MB once the floors ran)`,
   );
 }
 const max = (pred: (name: string) => boolean) =>
