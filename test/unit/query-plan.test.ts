@@ -130,7 +130,7 @@ describe("exact SQL and parameters of one small plan", () => {
     expect(s!.sql).toMatchInlineSnapshot(`
       "WITH co AS (
         SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
-        FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p1:String}) AS o
+        FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p1:String} AND created_at >= {p4:DateTime64(3, 'UTC')} AND created_at < {p5:DateTime64(3, 'UTC')}) AS o
         WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
       )
       SELECT toUnixTimestamp(toStartOfDay(r.ts, {p2:String})) AS bucket,
