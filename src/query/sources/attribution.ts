@@ -114,7 +114,7 @@ export function emitAttribution(ctx: EmitContext, spec: AttributionSpec): string
       b,
       ctx.timezone,
       ctx.needsCustomerNumbering,
-      spec.valueSource === "orders" ? { start: p.start, end: p.end } : undefined,
+      spec.valueSource === "orders" ? { created: { start: p.start, end: p.end } } : undefined,
     ),
     hopsCte(p.pixel),
     conv,

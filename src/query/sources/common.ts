@@ -57,9 +57,10 @@ function conditionValue(field: string, op: string, value: string): FilterValue {
 /**
  * `co`: the pixel's counted orders (latest version each), with the customer key and, when asked,
  * each order's number among its customer's counted orders (all time, so "new" means first ever).
- * `created`: the caller reads only orders created in [start, end) — the range goes inside the FINAL
- * read, where it prunes the months outside it (the engine does not push it through the CTE). Ignored
- * with numbering, which needs every earlier order of a customer.
+ * `only` narrows the orders read to the ones the caller can use, inside the FINAL read (the engine
+ * does not push a filter through the CTE): `created` — created in [start, end), which prunes the
+ * months outside it; `refunded` — with a refund created in [start, end), looked up by the sort key.
+ * Ignored with numbering, which needs every earlier order of a customer.
  */
 export function countedOrdersCte(
   pixel: string,
@@ -67,7 +68,7 @@ export function countedOrdersCte(
   b: Binder,
   timezone: string,
   numbering: boolean,
-  created?: { start: string; end: string },
+  only?: { created: { start: string; end: string } } | { refunded: { start: string; end: string } },
 ): string {
   const key =
     "if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id)))";
@@ -76,7 +77,11 @@ export function countedOrdersCte(
        customer_order_number > 1 AS is_returning`
     : ", toUInt64(0) AS customer_order_number, false AS is_returning";
   const inRange =
-    created && !numbering ? ` AND created_at >= ${created.start} AND created_at < ${created.end}` : "";
+    !only || numbering
+      ? ""
+      : "created" in only
+        ? ` AND created_at >= ${only.created.start} AND created_at < ${only.created.end}`
+        : ` AND order_id IN (SELECT order_id FROM refunds FINAL WHERE pixel_id = ${pixel} AND created_at >= ${only.refunded.start} AND created_at < ${only.refunded.end})`;
   return `co AS (
   SELECT o.*, ${key} AS customer_key${numberCols}
   FROM (SELECT * FROM orders FINAL WHERE pixel_id = ${pixel}${inRange}) AS o

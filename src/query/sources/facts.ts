@@ -40,23 +40,26 @@ export function placeholders(ctx: EmitContext): Placeholders {
   };
 }
 
-/** `inRange`: the source reads only orders created in the range, so months outside it are pruned. */
-const counted = (ctx: EmitContext, p: Placeholders, inRange: boolean) => [
-  countedOrdersCte(
-    p.pixel,
-    ctx.orderSettings,
-    ctx.binder,
-    ctx.timezone,
-    ctx.needsCustomerNumbering,
-    inRange ? { start: p.start, end: p.end } : undefined,
-  ),
-];
+/** `only`: the orders the source can use — created in the range, or refunded in it. */
+const counted = (ctx: EmitContext, p: Placeholders, only: "created" | "refunded") => {
+  const range = { start: p.start, end: p.end };
+  return [
+    countedOrdersCte(
+      p.pixel,
+      ctx.orderSettings,
+      ctx.binder,
+      ctx.timezone,
+      ctx.needsCustomerNumbering,
+      only === "created" ? { created: range } : { refunded: range },
+    ),
+  ];
+};
 
 const FACTS: Record<Exclude<SourceName, "attribution">, FactSource> = {
   orders: {
     // Units need the order's lines: a join that doubles the statement's time, so only when asked.
     ctes: (ctx, p, bases) => [
-      ...counted(ctx, p, true),
+      ...counted(ctx, p, "created"),
       ...(bases.includes("orders_units")
         ? [
             `lines AS (SELECT order_id, version, sum(quantity) AS units FROM order_lines WHERE pixel_id = ${p.pixel} GROUP BY order_id, version)`,
@@ -86,8 +89,10 @@ WHERE o.created_at >= ${p.start} AND o.created_at < ${p.end} AND ${where}`;
     },
   },
   refunds: {
-    // Booked at the order's date, a refund counts when its order was created in the range.
-    ctes: (ctx, p) => counted(ctx, p, ctx.orderSettings.refundDateAttribution === "order_date"),
+    // Booked at the order's date, a refund counts when its order was created in the range; booked at
+    // its own date, when the refund was created in the range (its order may be older).
+    ctes: (ctx, p) =>
+      counted(ctx, p, ctx.orderSettings.refundDateAttribution === "order_date" ? "created" : "refunded"),
     rows: (ctx, p, dims, where) => {
       const booked =
         ctx.orderSettings.refundDateAttribution === "order_date" ? "o.created_at" : "rf.created_at";
@@ -101,7 +106,7 @@ WHERE ${booked} >= ${p.start} AND ${booked} < ${p.end} AND ${where}`;
     },
   },
   order_costs: {
-    ctes: (ctx, p) => counted(ctx, p, true),
+    ctes: (ctx, p) => counted(ctx, p, "created"),
     rows: (
       _ctx,
       p,

@@ -37,7 +37,7 @@ WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate 
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
-  FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p0:String}) AS o
+  FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p0:String} AND order_id IN (SELECT order_id FROM refunds FINAL WHERE pixel_id = {p0:String} AND created_at >= {p3:DateTime64(3, 'UTC')} AND created_at < {p4:DateTime64(3, 'UTC')})) AS o
   WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
 )
 SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket,
