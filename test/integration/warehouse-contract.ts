@@ -125,6 +125,59 @@ export function warehouseContract(
       if (options.readStats !== false) expect(stats.stats.rowsRead).toBeGreaterThan(0);
     });
 
+    it("inserts awkward values of every column type the events row uses and reads them back equal", async () => {
+      await wh.command("DROP TABLE IF EXISTS contract_awkward");
+      await wh.command(`CREATE TABLE contract_awkward (
+        id UInt32, s String, lc LowCardinality(String), b Bool, origin Enum8('server' = 1, 'browser' = 2),
+        at DateTime64(3, 'UTC'), tags Array(String), m Map(LowCardinality(String), String),
+        items Array(Tuple(id String, name String, price Decimal(18, 4), quantity Int32)),
+        value Nullable(Decimal(18, 4)), width Nullable(UInt32), ratio Nullable(Float32)) ENGINE = MergeTree ORDER BY id`);
+      const nasty = "tab\there\nnew\\line 'q' \"dq\" \r ünïcødé 🎉 \\N \\t";
+      const rows = [
+        {
+          id: 1,
+          s: nasty,
+          lc: nasty,
+          b: true,
+          origin: "browser",
+          at: "2026-03-29 01:02:03.456",
+          tags: [nasty, "", "[',']"],
+          m: { [nasty]: nasty, "": "" },
+          items: [{ id: nasty, name: "a'b", price: "12345678901234.5678", quantity: -2147483648 }],
+          value: "-0.0001",
+          width: 4294967295,
+          ratio: 1.5,
+        },
+        {
+          id: 2,
+          s: "",
+          lc: "",
+          b: false,
+          origin: "server",
+          at: "1970-01-01 00:00:00.000",
+          tags: [],
+          m: {},
+          items: [],
+          value: null,
+          width: null,
+          ratio: null,
+        },
+      ];
+      await wh.insert("contract_awkward", rows);
+      const back = await wh.query(
+        `SELECT id, s, lc, b, origin, toString(at) AS at, tags, m,
+                arrayMap(i -> (i.id, i.name, toString(i.price), i.quantity), items) AS items,
+                toString(value) AS value, width, ratio FROM contract_awkward ORDER BY id`,
+      );
+      expect(back).toEqual(
+        rows.map((r) => ({
+          ...r,
+          items: r.items.map((i) => [i.id, i.name, i.price, i.quantity]),
+          value: r.value,
+        })),
+      );
+    });
+
     it("keeps the highest version of a ReplacingMergeTree row when read with FINAL", async () => {
       await wh.command("DROP TABLE IF EXISTS contract_versions");
       await wh.command(
