@@ -6,7 +6,7 @@
  * tombstoned stay as they are.
  */
 import { describe, expect, it } from "vitest";
-import { KeyedLock } from "../../src/shared/keyed-lock.js";
+import { KeyedLock } from "../../src/stores/keyed-lock.js";
 import { parseScript } from "../../src/stores/migrations.js";
 import { liveVersions, type StoredOrderMonth, tombstonesFor } from "../../src/sync/order-months.js";
 

@@ -1,6 +1,6 @@
 import pg from "pg";
-import { KeyedLock } from "../../shared/keyed-lock.js";
 import { type BreakerOptions, CircuitBreaker, DEFAULT_BREAKER } from "../breaker.js";
+import { KeyedLock } from "../keyed-lock.js";
 import {
   type SqlExecutor,
   type SqlResult,

@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import { KeyedLock } from "../../shared/keyed-lock.js";
+import { KeyedLock } from "../keyed-lock.js";
 import {
   type SqlExecutor,
   type SqlResult,
