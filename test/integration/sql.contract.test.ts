@@ -196,3 +196,21 @@ it.skipIf(!TEST_DATABASE_URL)(
     await b.close();
   },
 );
+
+it.skipIf(!TEST_DATABASE_URL)(
+  "pg adapter: exclusive sections that query the store meanwhile never take every connection",
+  async () => {
+    // Two connections: were both held by exclusive sections, their own queries would find none.
+    const store = new PgSqlStore(TEST_DATABASE_URL!, { max: 2, connectTimeoutMs: 1000 });
+    const results = await Promise.all(
+      ["a", "b", "c", "d"].map((k) =>
+        store.exclusive(`slots:${process.pid}:${k}`, async () => {
+          const { rows } = await store.query<{ k: string }>("SELECT $1::text AS k", [k]);
+          return rows[0]!.k;
+        }),
+      ),
+    );
+    expect(results).toEqual(["a", "b", "c", "d"]);
+    await store.close();
+  },
+);

@@ -6,7 +6,6 @@
  * tombstoned stay as they are.
  */
 import { describe, expect, it } from "vitest";
-import { KeyedLock } from "../../src/stores/keyed-lock.js";
 import { parseScript } from "../../src/stores/migrations.js";
 import { liveVersions, type StoredOrderMonth, tombstonesFor } from "../../src/sync/order-months.js";
 
@@ -38,36 +37,6 @@ describe("tombstonesFor", () => {
   it("a new order or a settled one needs none", () => {
     expect(tombstonesFor("o", [], { createdAt: "2026-03-01 00:00:00.000", version: 1 })).toEqual([]);
     expect(tombstonesFor("o", [s("2026-03-10", 5), s("2026-01-01", 5, true)], null)).toEqual([]);
-  });
-});
-
-describe("KeyedLock", () => {
-  it("runs one function at a time per key and goes on after a failure", async () => {
-    const lock = new KeyedLock();
-    const order: string[] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
-    const first = lock.run("k", async () => {
-      order.push("first start");
-      await gate;
-      order.push("first end");
-      throw new Error("boom");
-    });
-    const second = lock.run("k", async () => {
-      order.push("second");
-      return 2;
-    });
-    const other = lock.run("other", async () => {
-      order.push("other key");
-      return 3;
-    });
-    expect(await other).toBe(3);
-    release();
-    await expect(first).rejects.toThrow("boom");
-    expect(await second).toBe(2);
-    expect(order).toEqual(["first start", "other key", "first end", "second"]);
   });
 });
 

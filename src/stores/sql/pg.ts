@@ -1,6 +1,6 @@
 import pg from "pg";
 import { type BreakerOptions, CircuitBreaker, DEFAULT_BREAKER } from "../breaker.js";
-import { KeyedLock } from "../keyed-lock.js";
+import { KeyedLock, Slots } from "../locks.js";
 import {
   type SqlExecutor,
   type SqlResult,
@@ -28,6 +28,12 @@ export class PgSqlStore implements SqlStore {
   private readonly pool: pg.Pool;
   private readonly breaker: CircuitBreaker;
   private readonly local = new KeyedLock();
+  /**
+   * Exclusive sections hold a connection each while their work runs queries on others: at most half
+   * the pool is held that way, so the work always finds a connection (all of it held would deadlock
+   * until the connect timeout).
+   */
+  private readonly sections: Slots;
 
   constructor(url: string, options: PgStoreOptions = {}) {
     this.pool = new pg.Pool({
@@ -38,6 +44,7 @@ export class PgSqlStore implements SqlStore {
       keepAlive: true,
     });
     this.breaker = new CircuitBreaker(options.breaker ?? DEFAULT_BREAKER, Date.now, "sql");
+    this.sections = new Slots(Math.max(1, Math.floor((options.max ?? 10) / 2)));
     // An idle client's error must not crash the process; the next query reports it.
     this.pool.on("error", () => {});
   }
@@ -85,35 +92,37 @@ export class PgSqlStore implements SqlStore {
 
   async exclusive<T>(key: string, fn: () => Promise<T>): Promise<T> {
     // One connection per key in this process; the advisory lock orders the processes.
-    return this.local.run(key, async () => {
-      const client = await this.guard(async () => {
-        try {
-          return await this.pool.connect();
-        } catch (err) {
-          throw toSqlError(err);
-        }
-      });
-      const onError = () => {};
-      client.on("error", onError);
-      let broken: unknown;
+    return this.local.run(key, () => this.sections.run(() => this.lockedOnOwnConnection(key, fn)));
+  }
+
+  private async lockedOnOwnConnection<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const client = await this.guard(async () => {
       try {
-        await this.guard(() => run(client, "SELECT pg_advisory_lock(hashtext($1))", [key]));
-        try {
-          return await fn();
-        } finally {
-          await run(client, "SELECT pg_advisory_unlock(hashtext($1))", [key]).catch((err) => {
-            // Dropping the connection releases its session locks.
-            broken = err;
-          });
-        }
+        return await this.pool.connect();
       } catch (err) {
-        broken ??= err instanceof SqlUnavailableError ? err : undefined;
-        throw err;
-      } finally {
-        client.off("error", onError);
-        client.release(broken instanceof Error ? broken : undefined);
+        throw toSqlError(err);
       }
     });
+    const onError = () => {};
+    client.on("error", onError);
+    let broken: unknown;
+    try {
+      await this.guard(() => run(client, "SELECT pg_advisory_lock(hashtext($1))", [key]));
+      try {
+        return await fn();
+      } finally {
+        await run(client, "SELECT pg_advisory_unlock(hashtext($1))", [key]).catch((err) => {
+          // Dropping the connection releases its session locks.
+          broken = err;
+        });
+      }
+    } catch (err) {
+      broken ??= err instanceof SqlUnavailableError ? err : undefined;
+      throw err;
+    } finally {
+      client.off("error", onError);
+      client.release(broken instanceof Error ? broken : undefined);
+    }
   }
 
   async exec(script: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import { KeyedLock } from "../keyed-lock.js";
+import { KeyedLock } from "../locks.js";
 import {
   type SqlExecutor,
   type SqlResult,

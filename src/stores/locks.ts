@@ -21,3 +21,24 @@ export class KeyedLock {
     }
   }
 }
+
+/** At most `size` holders at once; the others wait in arrival order. */
+export class Slots {
+  private held = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly size: number) {}
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.held < this.size) this.held++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await fn();
+    } finally {
+      // A waiter takes the slot over as it is; otherwise it is freed.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.held--;
+    }
+  }
+}
