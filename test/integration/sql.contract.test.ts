@@ -4,6 +4,15 @@ import { SqlError, type SqlStore, SqlUnavailableError } from "../../src/stores/s
 import { skipReason, TEST_DATABASE_URL } from "../helpers/env.js";
 import { type Opened, sqlAdapters } from "../helpers/stores.js";
 
+/** A promise and the function that settles it (a gate a test opens, or a sign that work started). */
+function signal(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
 for (const adapter of sqlAdapters) {
   describe.skipIf(!adapter.available)(`sql contract: ${adapter.name}`, () => {
     let opened: Opened<SqlStore>;
@@ -104,14 +113,8 @@ for (const adapter of sqlAdapters) {
 
     it("exclusive(key) runs one holder of a key at a time, other keys alongside, and frees it after a failure", async () => {
       const order: string[] = [];
-      let release!: () => void;
-      const gate = new Promise<void>((r) => {
-        release = r;
-      });
-      let entered!: () => void;
-      const inside = new Promise<void>((r) => {
-        entered = r;
-      });
+      const { promise: gate, resolve: release } = signal();
+      const { promise: inside, resolve: entered } = signal();
       const first = sql.exclusive("k", async () => {
         order.push("first in");
         entered();
@@ -160,14 +163,8 @@ it.skipIf(!TEST_DATABASE_URL)(
     const b = new PgSqlStore(TEST_DATABASE_URL!);
     const key = `contract:${process.pid}:${Date.now()}`;
     const order: string[] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
-    let entered!: () => void;
-    const inside = new Promise<void>((r) => {
-      entered = r;
-    });
+    const { promise: gate, resolve: release } = signal();
+    const { promise: inside, resolve: entered } = signal();
     const first = a.exclusive(key, async () => {
       order.push("a in");
       entered();
