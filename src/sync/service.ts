@@ -140,8 +140,9 @@ export class SyncService {
   }
 
   /**
-   * Orders of one pixel are written one batch at a time, across every process sharing the stores: a move to another creation month reads the live rows and writes a tombstone,
-   * and two interleaved moves of one order could each leave a live row behind.
+   * Orders of one pixel are written one batch at a time, across every process sharing the stores: a
+   * move to another creation month reads the live rows and writes a tombstone, and two interleaved
+   * moves of one order could each leave a live row behind.
    */
   private async orders(pixelId: string, records: OrderRecord[]): Promise<Counts> {
     return this.sql.exclusive(`orders:${pixelId}`, () => this.ordersLocked(pixelId, records));
