@@ -1,3 +1,4 @@
+import { hash } from "node:crypto";
 import { COSTS_CHANGED, type CostsChanged } from "../events/costs-changed.js";
 import { Subscription } from "../events/subscription.js";
 import type { Logger } from "../log.js";
@@ -17,7 +18,6 @@ import {
   type Snapshot,
   type SnapshotContext,
   type SnapshotOrder,
-  sameSnapshot,
   textUnits,
   unitsText,
 } from "./snapshot.js";
@@ -64,24 +64,38 @@ export interface RecalcRunOptions {
   batchSize?: number;
 }
 
-interface BatchRow {
-  order_id: string;
-  ts: string | number;
-  currency: string;
-  total: string;
-  gateway: string;
-  country: string;
-  lines: [string, string, number, string][];
-  has: number;
-  sv: string | number;
-  scur: string;
-  scogs: string;
-  shandling: string;
-  sshipping: string;
-  sgateway: string;
-  sorder: string;
-  sdetails: string;
-}
+/**
+ * One batch as JSONCompactColumns: one array per column, parsed by a single JSON.parse with no object
+ * per row. Stored amounts are integer ten-thousandths (JSON numbers) and the stored details come as
+ * their SHA-256, so the read carries ~45 bytes instead of the ~200-byte JSON text per order.
+ */
+type BatchColumns = [
+  orderId: string[],
+  ts: number[],
+  currency: string[],
+  total: string[],
+  gateway: string[],
+  country: string[],
+  lines: [productId: string, variantId: string, quantity: number][][],
+  has: number[],
+  storedVersion: number[],
+  storedCurrency: string[],
+  storedCogs: number[],
+  storedHandling: number[],
+  storedShipping: number[],
+  storedGateway: number[],
+  storedOrder: number[],
+  storedDetailsHash: string[],
+];
+
+/** Decimal(18, 4) as its integer ten-thousandths; Decimal128 so that no amount can overflow the × 10^4. */
+const units = (column: string) => `toInt64(toDecimal128(${column}, 4) * 10000)`;
+
+/** A stored amount read as ten-thousandths equals a computed one (an amount beyond 2^53 never does). */
+const sameUnits = (stored: number, computed: bigint) =>
+  Number.isSafeInteger(stored) && Number(computed) === stored;
+
+const detailsHash = (details: string) => hash("sha256", details, "base64");
 
 const DEFAULT_BATCH = 10_000;
 
@@ -216,17 +230,15 @@ export class RecalcService {
     let cursor = options.checkpointKey ? ((await this.kv.get(options.checkpointKey)) ?? "") : "";
     options.onProgress?.({ ...progress });
     for (;;) {
-      const rows = await this.warehouse.query<BatchRow>(
+      const { text } = await this.warehouse.queryText(
         `WITH sel AS (SELECT order_id FROM orders FINAL WHERE ${where} AND order_id > {cursor:String}
                       ORDER BY order_id LIMIT {n:UInt32})
-SELECT o.order_id AS order_id, toUnixTimestamp64Milli(o.created_at) AS ts, o.currency AS currency,
-  toString(o.total_price) AS total, o.gateway AS gateway, o.country AS country, l.lines AS lines,
-  s.order_id != '' AS has, s.version AS sv, s.currency AS scur, toString(s.cogs) AS scogs,
-  toString(s.handling) AS shandling, toString(s.shipping) AS sshipping, toString(s.gateway) AS sgateway,
-  toString(s.order_level) AS sorder, s.details AS sdetails
+SELECT o.order_id, toUnixTimestamp64Milli(o.created_at), o.currency, toString(o.total_price), o.gateway, o.country,
+  l.lines, s.order_id != '', s.version, s.currency, ${units("s.cogs")}, ${units("s.handling")},
+  ${units("s.shipping")}, ${units("s.gateway")}, ${units("s.order_level")}, base64Encode(SHA256(s.details))
 FROM (SELECT * FROM orders FINAL WHERE pixel_id = {pixel:String} AND order_id IN (SELECT order_id FROM sel)) AS o
-LEFT JOIN (SELECT order_id, version, arraySort(x -> x.1, groupArray((line_index, product_id, variant_id, quantity, toString(price)))) AS lines0,
-           arrayMap(x -> (x.2, x.3, x.4, x.5), lines0) AS lines
+LEFT JOIN (SELECT order_id, version,
+             arrayMap(x -> (x.2, x.3, x.4), arraySort(x -> x.1, groupArray((line_index, product_id, variant_id, quantity)))) AS lines
            FROM order_lines FINAL WHERE pixel_id = {pixel:String} AND order_id IN (SELECT order_id FROM sel)
            GROUP BY order_id, version) AS l ON l.order_id = o.order_id AND l.version = o.version
 LEFT JOIN (SELECT * FROM order_costs FINAL WHERE pixel_id = {pixel:String} AND order_id IN (SELECT order_id FROM sel)) AS s
@@ -234,14 +246,17 @@ LEFT JOIN (SELECT * FROM order_costs FINAL WHERE pixel_id = {pixel:String} AND o
 ORDER BY o.order_id
 SETTINGS join_use_nulls = 0`,
         { ...params, cursor, n: batch },
+        { format: "JSONCompactColumns" },
       );
-      if (rows.length === 0) break;
-      await this.processBatch(scope.pixelId, rows, base, progress);
-      cursor = rows[rows.length - 1]?.order_id ?? cursor;
+      const cols = (text.trim() ? JSON.parse(text) : []) as BatchColumns | [];
+      const n = cols[0]?.length ?? 0;
+      if (n === 0) break;
+      await this.processBatch(scope.pixelId, cols as BatchColumns, base, progress);
+      cursor = cols[0]?.[n - 1] ?? cursor;
       // Progress is committed per batch: rows written above, cursor here.
       if (options.checkpointKey) await this.kv.set(options.checkpointKey, cursor, 7 * 86_400_000);
       options.onProgress?.({ ...progress });
-      if (rows.length < batch) break;
+      if (n < batch) break;
     }
     if (options.checkpointKey) await this.kv.del(options.checkpointKey);
     if (progress.written > 0) await this.versions.bump([scope.pixelId]);
@@ -250,15 +265,34 @@ SETTINGS join_use_nulls = 0`,
 
   private async processBatch(
     pixelId: string,
-    rows: BatchRow[],
+    cols: BatchColumns,
     base: Omit<SnapshotContext, "variants">,
     progress: RecalcProgress,
   ): Promise<void> {
+    const [
+      orderIds,
+      ts,
+      currency,
+      total,
+      gateway,
+      country,
+      lines,
+      has,
+      sv,
+      scur,
+      scogs,
+      shand,
+      sship,
+      sgw,
+      sord,
+      shash,
+    ] = cols;
     const keys = new Map<string, VariantKey>();
-    for (const r of rows) {
-      for (const [productId, variantId] of r.lines ?? []) {
+    for (const ls of lines) {
+      for (const [productId, variantId] of ls) {
         const k = { productId, variantId };
-        keys.set(variantKey(k), k);
+        const key = variantKey(k);
+        if (!keys.has(key)) keys.set(key, k);
       }
     }
     const variants = await this.loadVariantCostFacts(pixelId, [...keys.values()]);
@@ -266,45 +300,46 @@ SETTINGS join_use_nulls = 0`,
     const now = Date.now();
     const computedAt = formatDateTime(new Date(now));
     const out: Record<string, unknown>[] = [];
-    for (const r of rows) {
+    for (let i = 0; i < orderIds.length; i++) {
+      const orderId = orderIds[i] as string;
+      const totalText = total[i] as string;
       const order: SnapshotOrder = {
-        orderId: r.order_id,
-        createdAt: Number(r.ts),
-        currency: r.currency,
-        totalPrice: fromNumeric(r.total),
-        gateway: r.gateway,
-        country: r.country,
-        lines: (r.lines ?? []).map(([productId, variantId, quantity, price]) => ({
+        orderId,
+        createdAt: Number(ts[i]),
+        currency: currency[i] as string,
+        totalPrice: fromNumeric(totalText),
+        totalUnits: textUnits(totalText),
+        gateway: gateway[i] as string,
+        country: country[i] as string,
+        lines: (lines[i] ?? []).map(([productId, variantId, quantity]) => ({
           productId,
           variantId,
           quantity: Number(quantity),
-          price: fromNumeric(price),
         })),
       };
       const snap = computeSnapshot(order, ctx);
       progress.scanned++;
-      if (Number(r.has) && sameSnapshot(snap, stored(r))) {
+      const stored = Number(has[i]) === 1;
+      // Amounts first: when one differs (the usual reason to be here) the details are not hashed.
+      if (
+        stored &&
+        scur[i] === snap.currency &&
+        sameUnits(scogs[i] as number, snap.cogs) &&
+        sameUnits(shand[i] as number, snap.handling) &&
+        sameUnits(sship[i] as number, snap.shipping) &&
+        sameUnits(sgw[i] as number, snap.gateway) &&
+        sameUnits(sord[i] as number, snap.orderLevel) &&
+        shash[i] === detailsHash(snap.details)
+      ) {
         progress.unchanged++;
         continue;
       }
-      const previous = Number(r.has) ? Number(r.sv) : 0;
-      out.push(snapshotRow(pixelId, r.order_id, Math.max(now, previous + 1), computedAt, snap));
+      const previous = stored ? Number(sv[i]) : 0;
+      out.push(snapshotRow(pixelId, orderId, Math.max(now, previous + 1), computedAt, snap));
     }
     if (out.length) await this.warehouse.insert("order_costs", out);
     progress.written += out.length;
   }
-}
-
-function stored(r: BatchRow): Snapshot {
-  return {
-    currency: r.scur,
-    cogs: textUnits(r.scogs),
-    handling: textUnits(r.shandling),
-    shipping: textUnits(r.sshipping),
-    gateway: textUnits(r.sgateway),
-    orderLevel: textUnits(r.sorder),
-    details: r.sdetails,
-  };
 }
 
 export function snapshotRow(

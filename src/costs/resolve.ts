@@ -125,39 +125,75 @@ export class CostTimeline {
   }
 }
 
+/** What the resolver keeps per facts object: its two timelines and the answers given so far. */
+interface VariantState {
+  manual: CostTimeline;
+  store: CostTimeline;
+  /** One answer per winning line: a variant has few segments, however many days are asked. */
+  byLine: Map<CogLine, ResolvedCost>;
+  /** The override or default answer (the same whatever the day). */
+  fallback: ResolvedCost | null;
+}
+
 /** Resolves many (variant, day) pairs for one account; timelines are built once per facts object. */
 export class CostResolver {
-  private readonly timelines = new WeakMap<VariantCostFacts, { manual: CostTimeline; store: CostTimeline }>();
+  private readonly states = new WeakMap<VariantCostFacts, VariantState>();
 
   constructor(private readonly account: AccountCostFacts) {}
 
   /** The cost on `day` (`YYYY-MM-DD` in the account timezone). */
   at(variant: VariantCostFacts, day: string): ResolvedCost {
-    let t = this.timelines.get(variant);
-    if (!t) {
-      t = { manual: new CostTimeline(variant.manual), store: new CostTimeline(variant.store) };
-      this.timelines.set(variant, t);
+    return { ...this.sharedAt(variant, day) };
+  }
+
+  /**
+   * Like `at`, but the object is shared by every day the same line (or tier) wins — the per-order
+   * snapshot resolves tens of thousands of lines per batch and keys its own per-line work on it.
+   */
+  sharedAt(variant: VariantCostFacts, day: string): Readonly<ResolvedCost> {
+    let s = this.states.get(variant);
+    if (!s) {
+      s = {
+        manual: new CostTimeline(variant.manual),
+        store: new CostTimeline(variant.store),
+        byLine: new Map(),
+        fallback: null,
+      };
+      this.states.set(variant, s);
     }
+    const manual = s.manual.at(day);
+    const line = manual ?? s.store.at(day);
+    if (line) {
+      let r = s.byLine.get(line);
+      if (!r) {
+        r = this.resolve(variant, line, manual !== null);
+        s.byLine.set(line, r);
+      }
+      return r;
+    }
+    s.fallback ??= this.resolve(variant, null, false);
+    return s.fallback;
+  }
+
+  private resolve(variant: VariantCostFacts, line: CogLine | null, manual: boolean): ResolvedCost {
     const account = this.account;
     const base = { handlingFee: variant.handlingFee, handlingFeeCurrency: account.currency };
-    const manual = t.manual.at(day);
-    if (manual) {
+    if (line && manual) {
       return {
         ...base,
-        effectiveCost: manual.cost,
+        effectiveCost: line.cost,
         currency: account.currency,
         source: "variant_cog",
-        activeCogLine: manual,
+        activeCogLine: line,
       };
     }
-    const store = t.store.at(day);
-    if (store) {
+    if (line) {
       return {
         ...base,
-        effectiveCost: store.cost,
+        effectiveCost: line.cost,
         currency: variant.currency,
         source: "store_cost",
-        activeCogLine: store,
+        activeCogLine: line,
       };
     }
     const o = account.override;

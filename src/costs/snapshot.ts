@@ -1,6 +1,6 @@
 import { dayIn, dayWithin } from "../shared/days.js";
 import { fromUnits, toUnits } from "../shared/money.js";
-import type { CostResolver, CostSource, VariantCostFacts } from "./resolve.js";
+import type { CostResolver, ResolvedCost, VariantCostFacts } from "./resolve.js";
 import type { StoredLine } from "./schemas.js";
 
 /**
@@ -30,7 +30,8 @@ export interface SnapshotOrderLine {
   productId: string;
   variantId: string;
   quantity: number;
-  price: number;
+  /** The unit price; no component depends on it, so the recalculation does not read it. */
+  price?: number;
 }
 
 export interface SnapshotOrder {
@@ -39,6 +40,8 @@ export interface SnapshotOrder {
   createdAt: number;
   currency: string;
   totalPrice: number;
+  /** `totalPrice` as exact ten-thousandths, when the caller read them so (the warehouse's Decimal). */
+  totalUnits?: bigint;
   gateway: string;
   country: string;
   lines: readonly SnapshotOrderLine[];
@@ -140,14 +143,71 @@ function orderDay(timezone: string, ms: number): string {
   return day;
 }
 
+/**
+ * What a resolved variant cost contributes to a line, apart from its quantity: the amounts as
+ * ten-thousandths and the line's `details` entry. `sharedAt` hands out one resolution per winning
+ * line, so this is computed once per (variant, line) of a batch rather than once per order line —
+ * the decimal parsing of `toUnits` was most of the per-order time.
+ */
+interface LineCost {
+  variantId: string;
+  cost: bigint;
+  handling: bigint;
+  json: string;
+}
+const lineCosts = new WeakMap<Readonly<ResolvedCost>, LineCost>();
+
+function lineCost(r: Readonly<ResolvedCost>, variantId: string): LineCost {
+  let c = lineCosts.get(r);
+  // The facts of one map key always carry one variant id; the check keeps a facts object shared by
+  // two keys correct.
+  if (c === undefined || c.variantId !== variantId) {
+    c = {
+      variantId,
+      cost: toUnits(r.effectiveCost),
+      handling: toUnits(r.handlingFee),
+      json: JSON.stringify([variantId, r.source, r.activeCogLine?.id ?? null, r.effectiveCost]),
+    };
+    lineCosts.set(r, c);
+  }
+  return c;
+}
+
+/** An account cost line with its amounts parsed once (on first use) and its id as JSON text. */
+interface PreparedLine {
+  line: StoredLine;
+  idJson: string;
+  gateway: string;
+  a: bigint | undefined;
+  b: bigint | undefined;
+}
+const preparedLists = new WeakMap<readonly StoredLine[], PreparedLine[]>();
+
+/** The lines of a context, prepared once per list (the recalculation keeps one list per run). */
+function prepared(lines: readonly StoredLine[]): PreparedLine[] {
+  let p = preparedLists.get(lines);
+  if (!p) {
+    p = lines.map((line) => ({
+      line,
+      idJson: JSON.stringify(line.id),
+      gateway: String(line.gateway).toLowerCase(),
+      a: undefined,
+      b: undefined,
+    }));
+    preparedLists.set(lines, p);
+  }
+  return p;
+}
+
 export function computeSnapshot(order: SnapshotOrder, ctx: SnapshotContext): Snapshot {
   const day = orderDay(ctx.timezone, order.createdAt);
   const target = order.currency;
   const skipped: string[] = [];
-  const fxDay = new Date(order.createdAt).toISOString().slice(0, 10);
+  let fxDay: string | null = null;
   /** `units` of `from` in the order currency, or null (skipped) when no rate is known. */
   const convert = (units: bigint, from: string, what: string): bigint | null => {
     if (from === target || units === 0n) return units;
+    fxDay ??= new Date(order.createdAt).toISOString().slice(0, 10);
     const rf = ctx.fx(from, fxDay);
     const rt = ctx.fx(target, fxDay);
     if (rf === null || rt === null || rf <= 0) {
@@ -160,71 +220,74 @@ export function computeSnapshot(order: SnapshotOrder, ctx: SnapshotContext): Sna
   let cogs = 0n;
   let handling = 0n;
   let units = 0;
-  const lineDetails: [string, CostSource | "unknown", string | null, number][] = [];
+  let linesJson = "";
   for (const l of order.lines) {
     units += l.quantity;
+    if (linesJson) linesJson += ",";
     const facts = ctx.variants.get(vkey(l.productId, l.variantId));
     if (!facts) {
-      lineDetails.push([l.variantId, "unknown", null, 0]);
+      linesJson += JSON.stringify([l.variantId, "unknown", null, 0]);
       continue;
     }
-    const r = ctx.resolver.at(facts, day);
+    const r = ctx.resolver.sharedAt(facts, day);
+    const lc = lineCost(r, l.variantId);
     const q = BigInt(l.quantity);
-    const c = convert(toUnits(r.effectiveCost) * q, r.currency, `cogs:${l.variantId}`);
+    const c = convert(lc.cost * q, r.currency, `cogs:${l.variantId}`);
     if (c !== null) cogs += c;
-    const h = convert(toUnits(r.handlingFee) * q, r.handlingFeeCurrency, `handling:${l.variantId}`);
+    const h = convert(lc.handling * q, r.handlingFeeCurrency, `handling:${l.variantId}`);
     if (h !== null) handling += h;
-    lineDetails.push([l.variantId, r.source, r.activeCogLine?.id ?? null, r.effectiveCost]);
+    linesJson += lc.json;
   }
 
   let shipping = 0n;
-  const shipIds: string[] = [];
-  for (const s of ctx.shippingLines) {
+  let shipIds = "";
+  for (const p of prepared(ctx.shippingLines)) {
+    const s = p.line;
     if (!inForce(s, day)) continue;
     const countries = s.countries as string[] | undefined | null;
     if (countries && countries.length > 0 && !countries.includes(order.country.toUpperCase())) continue;
-    const amount = toUnits(s.costPerOrder as number) + toUnits(s.costPerItem as number) * BigInt(units);
-    const c = convert(amount, s.currency, `shipping:${s.id}`);
+    p.a ??= toUnits(s.costPerOrder as number);
+    p.b ??= toUnits(s.costPerItem as number);
+    const c = convert(p.a + p.b * BigInt(units), s.currency, `shipping:${s.id}`);
     if (c !== null) shipping += c;
-    shipIds.push(s.id);
+    shipIds += shipIds ? `,${p.idJson}` : p.idJson;
   }
 
   let gateway = 0n;
-  const gwIds: string[] = [];
+  let gwIds = "";
   const gw = order.gateway.toLowerCase();
-  for (const g of ctx.gatewayLines) {
-    if (!inForce(g, day) || String(g.gateway).toLowerCase() !== gw) continue;
+  for (const p of prepared(ctx.gatewayLines)) {
+    const g = p.line;
+    if (!inForce(g, day) || p.gateway !== gw) continue;
     // percentRate % of the order total (order currency); the fixed fee is in the line's currency.
-    const pct = mulUnits(toUnits(order.totalPrice), toUnits(g.percentRate as number), 1_000_000n);
-    gateway += pct;
-    const fee = convert(toUnits(g.fixedFee as number), g.currency, `gateway:${g.id}`);
+    p.a ??= toUnits(g.percentRate as number);
+    p.b ??= toUnits(g.fixedFee as number);
+    gateway += mulUnits(order.totalUnits ?? toUnits(order.totalPrice), p.a, 1_000_000n);
+    const fee = convert(p.b, g.currency, `gateway:${g.id}`);
     if (fee !== null) gateway += fee;
-    gwIds.push(g.id);
+    gwIds += gwIds ? `,${p.idJson}` : p.idJson;
   }
 
   let orderLevel = 0n;
-  const ordIds: string[] = [];
-  for (const o of ctx.orderLines) {
+  let ordIds = "";
+  for (const p of prepared(ctx.orderLines)) {
+    const o = p.line;
     if (!inForce(o, day)) continue;
-    const c = convert(toUnits(o.amount as number), o.currency, `order:${o.id}`);
+    p.a ??= toUnits(o.amount as number);
+    const c = convert(p.a, o.currency, `order:${o.id}`);
     if (c !== null) orderLevel += c;
-    ordIds.push(o.id);
+    ordIds += ordIds ? `,${p.idJson}` : p.idJson;
   }
 
-  const details: Record<string, unknown> = { day, lines: lineDetails };
-  if (shipIds.length) details.shipping = shipIds;
-  if (gwIds.length) details.gateway = gwIds;
-  if (ordIds.length) details.order = ordIds;
-  if (skipped.length) details.skipped = skipped;
-  return {
-    currency: target,
-    cogs,
-    handling,
-    shipping,
-    gateway,
-    orderLevel,
-    details: JSON.stringify(details),
-  };
+  // The text JSON.stringify gives for {day, lines, shipping?, gateway?, order?, skipped?}, built from
+  // the pieces cached above (the unit test holds the two equal).
+  let details = `{"day":${JSON.stringify(day)},"lines":[${linesJson}]`;
+  if (shipIds) details += `,"shipping":[${shipIds}]`;
+  if (gwIds) details += `,"gateway":[${gwIds}]`;
+  if (ordIds) details += `,"order":[${ordIds}]`;
+  if (skipped.length) details += `,"skipped":${JSON.stringify(skipped)}`;
+  details += "}";
+  return { currency: target, cogs, handling, shipping, gateway, orderLevel, details };
 }
 
 /** Decimal text of ten-thousandths, as Decimal(18, 4) takes and gives it back (trailing zeros kept). */

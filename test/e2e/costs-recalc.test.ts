@@ -145,6 +145,29 @@ describe("per-order cost snapshots", () => {
     expect(await rewritten()).toEqual([]);
   });
 
+  it("rewrites a snapshot whose details changed while every amount stayed the same", async () => {
+    // The stored snapshot is compared by its amounts and a hash of its details: a new v2 line at the
+    // same cost from 03-05 changes only the line id in o4's details.
+    const cog = await call("POST", "/accounts/api/products/p1/v2/cogs", {
+      cost: 5,
+      effectiveStartDate: "2026-03-05",
+    });
+    expect(cog.status, cog.text).toBeLessThan(300);
+    const history = (
+      cog.body as { variant: { manualCostHistory: { id: string; effectiveStartDate: string }[] } }
+    ).variant.manualCostHistory;
+    const lineId = history.find((l) => l.effectiveStartDate === "2026-03-05")?.id;
+    expect(lineId).toBeTruthy();
+    expect((await drain()).failed).toBe(0);
+    expect(await rewritten()).toEqual(["o4"]);
+    const [o4] = await app.stores.warehouse.query<{ cogs: string; details: string }>(
+      "SELECT toString(cogs) AS cogs, details FROM order_costs FINAL WHERE pixel_id = {p:String} AND order_id = 'o4'",
+      { p: px.pixelId },
+    );
+    expect(o4?.cogs).toBe("10");
+    expect(JSON.parse(o4?.details ?? "{}").lines).toEqual([["v2", "variant_cog", lineId, 5]]);
+  });
+
   it("resumes after the last committed batch", async () => {
     // An order-level line touches every order from 03-03: a run of batches of 1 stopped after its
     // first batch leaves its checkpoint; the next run with the same key starts after it.
