@@ -87,6 +87,17 @@ export const configSchema = z.object({
   /** eventId dedup window and the Redis digest-set layout (see docs/ingestion.md). */
   DEDUP_WINDOW_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   DEDUP_BUCKET_BITS: z.coerce.number().int().min(4).max(24).default(14),
+  /**
+   * Derived tables (docs/derived-tables.md): queries answer attribution from them where current.
+   * The margin is how long an insert may take to become visible after the engine stamped its rows;
+   * the refresh interval how often the worker in `serve` looks for new rows.
+   */
+  DERIVED_TABLES: z
+    .enum(["true", "false", "1", "0"])
+    .default("true")
+    .transform((v) => v === "true" || v === "1"),
+  DERIVED_MARGIN_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
+  DERIVED_REFRESH_MS: z.coerce.number().int().min(100).max(3_600_000).default(2_000),
   /** Stored IPs are truncated to these prefixes; forwarders receive the original. */
   IP_V4_PREFIX_BITS: z.coerce.number().int().min(0).max(32).default(24),
   IP_V6_PREFIX_BITS: z.coerce.number().int().min(0).max(128).default(48),

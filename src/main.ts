@@ -49,6 +49,7 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
   services.relay.start();
   services.recalcWorker.start();
   services.identityWorker.start();
+  if (config.DERIVED_TABLES) services.derivedWorker.start();
   // Dedup housekeeping: fold acknowledged groups, forget ids past the window.
   const prune = () =>
     stores.dedup
@@ -115,6 +116,7 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
       await services.relay.stop();
       await services.recalcWorker.stop();
       await services.identityWorker.stop();
+      await services.derivedWorker.stop();
       metrics?.server.close();
       clickhouse?.close();
       await stores.close();

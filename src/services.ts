@@ -6,6 +6,7 @@ import { ConsoleService } from "./console/service.js";
 import { RECALC_GROUP, RecalcService, RecalcWorker } from "./costs/recalc.js";
 import { CostService } from "./costs/service.js";
 import { DashboardService } from "./dashboards/service.js";
+import { DERIVED_CONSUMER, DerivedWorker } from "./derived/worker.js";
 import { OutboxRelay } from "./events/relay.js";
 import { DestinationService } from "./forwarding/destinations.js";
 import { Forwarder } from "./forwarding/service.js";
@@ -57,11 +58,15 @@ export interface Services {
   recalcWorker: RecalcWorker;
   /** Files identity sightings into the graph (runs in `serve`; `catchUp` elsewhere; docs/identity.md). */
   identityWorker: IdentityWorker;
+  /** Keeps the derived tables current (runs in `serve` when DERIVED_TABLES; docs/derived-tables.md). */
+  derivedWorker: DerivedWorker;
   /**
-   * Moves everything written so far to where queries see it: outbox → bus, then the identity worker
-   * (tests, the CLI after an import). Returns the identity lag left.
+   * Moves everything written so far to where queries see it: outbox → bus, then the identity worker,
+   * then the derived tables with no margin, for a caller that knows its writes are done (tests, the CLI
+   * after an import). `derived: false` leaves the derived tables behind (tests of the raw fallback).
+   * Returns the identity lag left.
    */
-  settle(timeoutMs?: number): ReturnType<IdentityWorker["catchUp"]>;
+  settle(timeoutMs?: number, options?: { derived?: boolean }): ReturnType<IdentityWorker["catchUp"]>;
 }
 
 export function buildServices(stores: Stores, config: Config, log: Logger): Services {
@@ -113,6 +118,18 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
   registerConsumer("forwarding", () => forwarder.queue.backlog());
   registerConsumer(RECALC_GROUP, () => recalcWorker.lag());
   registerConsumer(IDENTITY_GROUP, () => identityWorker.lag());
+  const derivedWorker = new DerivedWorker(stores.warehouse, {
+    log,
+    marginMs: config.DERIVED_MARGIN_MS,
+    pollIntervalMs: config.DERIVED_REFRESH_MS,
+    exclusive: (key, fn) => stores.sql.exclusive(key, fn),
+  });
+  if (config.DERIVED_TABLES) {
+    registerConsumer(DERIVED_CONSUMER, async () => {
+      const lag = await derivedWorker.lag();
+      return { messages: lag.pixels, seconds: lag.seconds };
+    });
+  }
   const console = new ConsoleService(stores.warehouse, {
     limits: {
       maxExecutionSeconds: config.CONSOLE_MAX_EXECUTION_SECONDS,
@@ -155,6 +172,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
       versions,
       log,
       accountCacheMs: config.ACCOUNT_CACHE_MS,
+      derivedTables: config.DERIVED_TABLES,
     }),
     console,
     clickhouse: new ClickHouseHttpService(keys, console, stores.warehouse, {
@@ -168,9 +186,12 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     recalc,
     recalcWorker,
     identityWorker,
-    async settle(timeoutMs) {
+    derivedWorker,
+    async settle(timeoutMs, options) {
       while ((await relay.runOnce()).claimed > 0);
-      return identityWorker.catchUp(timeoutMs);
+      const lag = await identityWorker.catchUp(timeoutMs);
+      if (config.DERIVED_TABLES && options?.derived !== false) await derivedWorker.runOnce(0);
+      return lag;
     },
   };
 }

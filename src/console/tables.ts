@@ -53,8 +53,9 @@ export const ANALYST_TABLES: readonly AnalystTable[] = [
       canonical_id: "buyer identity at sync time",
       version: "source updatedAt in milliseconds; the highest wins",
     },
-    // FINAL already drops the tombstones an order leaves in its old creation month.
-    hidden: ["is_deleted"],
+    // FINAL already drops the tombstones an order leaves in its old creation month; ingested_at is
+    // bookkeeping of the derived tables (docs/derived-tables.md).
+    hidden: ["is_deleted", "ingested_at"],
   },
   {
     name: "order_lines",
@@ -114,6 +115,7 @@ export const ANALYST_TABLES: readonly AnalystTable[] = [
       alias_type: "identity, email, user, store, customer or order",
       canonical_id: "the identity this alias belongs to now",
     },
+    hidden: ["ingested_at"],
   },
   {
     name: "fx_rates",

@@ -34,6 +34,33 @@ export interface Statement {
   period: "primary" | "compare";
   sql: string;
   params: Params;
+  /**
+   * The same statement answered from the derived tables where they are current (docs/derived-tables.md):
+   * the same rows, so the service may run either.
+   */
+  derived?: { sql: string; params: Params };
+}
+
+/**
+ * An attribution statement in both forms: `emit` prints it with its own binder, over raw data or
+ * (orders-valued conversions only) the derived tables.
+ */
+function attributionStatement(
+  period: Statement["period"],
+  valueSource: "orders" | "events",
+  emit: (binder: Binder, derived: boolean) => string,
+): Statement {
+  const raw = new Binder();
+  const sql = emit(raw, false);
+  if (valueSource !== "orders") return { source: "attribution", period, sql, params: raw.params };
+  const d = new Binder();
+  return {
+    source: "attribution",
+    period,
+    sql,
+    params: raw.params,
+    derived: { sql: emit(d, true), params: d.params },
+  };
 }
 
 /** The plan of a query: plain, serializable; the service runs the statements and shapes rows. */
@@ -75,8 +102,7 @@ export function planGeneral(r: ResolvedGeneral): QueryPlan {
   for (const [period, range] of periodsOf(r.periods)) {
     if (!range) continue;
     for (const part of r.parts) {
-      const binder = new Binder();
-      const ctx: EmitContext = {
+      const ctx = (binder: Binder): EmitContext => ({
         binder,
         pixelId: r.pixelId,
         timezone: r.timezone,
@@ -87,16 +113,26 @@ export function planGeneral(r: ResolvedGeneral): QueryPlan {
         dimensions: r.dimensions,
         attribution: r.attribution,
         needsCustomerNumbering: r.numbering,
-      };
-      const sql =
-        part.source === "attribution"
-          ? emitAttribution(ctx, {
-              valueSource: "orders",
-              eventName: "purchase",
-              convWhere: printFilter(part.conv, binder),
-              touchWhere: printFilter(part.touch, binder),
-            })
-          : emitFactSource(part.source, part.names, ctx, printFilter(part.where, binder));
+      });
+      if (part.source === "attribution") {
+        statements.push(
+          attributionStatement(period, "orders", (binder, derived) =>
+            emitAttribution(
+              ctx(binder),
+              {
+                valueSource: "orders",
+                eventName: "purchase",
+                convWhere: printFilter(part.conv, binder),
+                touchWhere: printFilter(part.touch, binder),
+              },
+              { derived },
+            ),
+          ),
+        );
+        continue;
+      }
+      const binder = new Binder();
+      const sql = emitFactSource(part.source, part.names, ctx(binder), printFilter(part.where, binder));
       statements.push({ source: part.source, period, sql, params: binder.params });
     }
   }
@@ -136,14 +172,20 @@ export function planAttribution(r: ResolvedAttribution): QueryPlan {
       attribution: r.attribution,
       needsCustomerNumbering: r.numbering,
     });
-    const binder = new Binder();
-    const sql = emitAttribution(base(binder, [r.dimension]), {
-      valueSource: r.valueSource,
-      eventName: r.eventName,
-      convWhere: printFilter(r.conv, binder),
-      touchWhere: printFilter(r.touch, binder),
-    });
-    statements.push({ source: "attribution", period, sql, params: binder.params });
+    statements.push(
+      attributionStatement(period, r.valueSource, (binder, derived) =>
+        emitAttribution(
+          base(binder, [r.dimension]),
+          {
+            valueSource: r.valueSource,
+            eventName: r.eventName,
+            convWhere: printFilter(r.conv, binder),
+            touchWhere: printFilter(r.touch, binder),
+          },
+          { derived },
+        ),
+      ),
+    );
     if (r.spend && r.entity) {
       const sb = new Binder();
       const spendSql = emitFactSource("ads", r.spend, base(sb, [r.entity]), "1");
@@ -214,15 +256,21 @@ export function planChannelMeasures(r: ResolvedChannel, entityIds: string[]): Qu
     }
     const touch = LEVEL_FIELD[r.level].touch;
     if (bases.has("attribution") && touch) {
-      const b = new Binder();
-      const sql = emitAttribution(ctx(b, touch), {
-        valueSource: "orders",
-        eventName: "purchase",
-        convWhere: "1",
-        // Credit is decided over every touch (filtering touches to the page would move credit).
-        touchWhere: "1",
-      });
-      statements.push({ source: "attribution", period, sql, params: b.params });
+      statements.push(
+        attributionStatement(period, "orders", (b, derived) =>
+          emitAttribution(
+            ctx(b, touch),
+            {
+              valueSource: "orders",
+              eventName: "purchase",
+              convWhere: "1",
+              // Credit is decided over every touch (filtering touches to the page would move credit).
+              touchWhere: "1",
+            },
+            { derived },
+          ),
+        ),
+      );
     }
   }
   return {

@@ -177,6 +177,7 @@ function queryRoute<B extends { pixelId: string }, A>(def: {
       const answer = await def.run(principal.accountId, body, {
         explain: query.explain === "true",
         bypassCache: noCache(req.get("cache-control")),
+        derived: query.derived !== "false",
       });
       querySeconds.observe(
         { endpoint: def.endpoint, shape: def.shape(body), cache: answer.cache },

@@ -93,6 +93,10 @@ export const explainQuerySchema = z.object({
     .enum(["true", "false"])
     .optional()
     .meta({ description: "true: answer the generated SQL and parameters without running them" }),
+  derived: z.enum(["true", "false"]).optional().meta({
+    description:
+      "false: answer attribution from raw touches only, not from the derived tables (the same numbers; for checking and for timing the raw path)",
+  }),
   format: z.enum(["json", "rows", "csv"]).optional().meta({
     description:
       "json (default): the nested answer; rows: {columns, rows} one flat row per bucket × dimension value; csv: the same table as text/csv. `Accept: text/csv` also selects csv.",

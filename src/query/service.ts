@@ -36,6 +36,8 @@ export interface RunOptions {
   explain: boolean;
   /** `Cache-Control: no-cache`: run even when a cached answer exists (and refresh it). */
   bypassCache: boolean;
+  /** false: run every statement over raw data (`?derived=false`); the derived form is the default. */
+  derived?: boolean;
 }
 
 interface AccountRow {
@@ -70,6 +72,8 @@ export class QueryService {
       now?: () => Date;
       /** How long an account's timezone and order settings are reused in process (0: read each time). */
       accountCacheMs?: number;
+      /** Statements with a derived form run it (docs/derived-tables.md); false: raw data only. */
+      derivedTables?: boolean;
     },
   ) {
     const ttl = deps.accountCacheMs ?? 0;
@@ -119,7 +123,7 @@ export class QueryService {
     // The plan is the normalized query (relative dates resolved, settings merged): its hash is the key.
     return this.cached(accountId, pixelId, plan, opts, async () => {
       const costs = plan.reportCosts ? await readCostInputs(this.deps, accountId, plan) : null;
-      return shapeResults(plan, await this.run(plan), costs);
+      return shapeResults(plan, await this.run(plan, opts), costs);
     });
   }
 
@@ -146,7 +150,7 @@ export class QueryService {
         resolved,
         entities.map((r) => String(r.id)),
       );
-      return shapeChannelPage(q, entities, { plan, rows: await this.run(plan) });
+      return shapeChannelPage(q, entities, { plan, rows: await this.run(plan, opts) });
     });
   }
 
@@ -168,12 +172,16 @@ export class QueryService {
     );
   }
 
-  private async run(plan: QueryPlan): Promise<StatementRows[]> {
+  private async run(plan: QueryPlan, opts: RunOptions): Promise<StatementRows[]> {
+    const derived = this.deps.derivedTables !== false && opts.derived !== false;
     return Promise.all(
-      plan.statements.map(async (statement) => ({
-        statement,
-        rows: await this.deps.warehouse.query<Record<string, unknown>>(statement.sql, statement.params),
-      })),
+      plan.statements.map(async (statement) => {
+        const run = derived && statement.derived ? statement.derived : statement;
+        return {
+          statement,
+          rows: await this.deps.warehouse.query<Record<string, unknown>>(run.sql, run.params),
+        };
+      }),
     );
   }
 

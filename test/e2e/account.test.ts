@@ -263,7 +263,13 @@ describe("operations endpoints", () => {
         kv: { adapter: app.stores.kv.kind, ok: true },
       },
     });
-    expect(Object.keys(consumers).sort()).toEqual(["cogs-recalc", "forwarding", "identity", "outbox-relay"]);
+    expect(Object.keys(consumers).sort()).toEqual([
+      "cogs-recalc",
+      "derived-tables",
+      "forwarding",
+      "identity",
+      "outbox-relay",
+    ]);
     // Embedded by default.
     expect([app.stores.sql.kind, app.stores.warehouse.kind, app.stores.kv.kind]).toStrictEqual([
       "pglite",

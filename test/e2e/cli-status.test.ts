@@ -98,6 +98,7 @@ describe("pixelhouse status", () => {
       expect(r.report.source).toBe("service");
       expect(Object.keys(r.report.consumers).sort()).toEqual([
         "cogs-recalc",
+        "derived-tables",
         "forwarding",
         "identity",
         "outbox-relay",

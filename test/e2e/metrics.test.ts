@@ -110,7 +110,7 @@ describe("GET /metrics", () => {
 
   it("reports every background consumer's lag; the identity worker (not running here) is behind by what was published", async () => {
     const text = (await scrape()).text;
-    for (const consumer of ["outbox-relay", "forwarding", "cogs-recalc", "identity"]) {
+    for (const consumer of ["outbox-relay", "forwarding", "cogs-recalc", "identity", "derived-tables"]) {
       expect(text, consumer).toMatch(
         new RegExp(`pixelhouse_consumer_lag_messages\\{consumer="${consumer}"\\} \\d+`),
       );
@@ -139,6 +139,7 @@ describe("GET /metrics", () => {
     };
     expect(Object.keys(body.consumers).sort()).toEqual([
       "cogs-recalc",
+      "derived-tables",
       "forwarding",
       "identity",
       "outbox-relay",

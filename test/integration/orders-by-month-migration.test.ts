@@ -90,7 +90,7 @@ const asNumbers = (rows: Awaited<ReturnType<typeof liveOrders>>) =>
 describe("002_orders_by_month", () => {
   it("keeps the latest version of every order, once, in its creation month", async () => {
     const report = await migrate(sql.store, wh.store);
-    expect(report.warehouse).toEqual(["002_orders_by_month"]);
+    expect(report.warehouse).toEqual(["002_orders_by_month", "003_derived_conversion_touches"]);
     expect(asNumbers(await liveOrders())).toEqual(expected);
     expect(await tableNames()).not.toContain("orders_by_month");
     const [engine] = await wh.store.query<{ partition_key: string; engine_full: string }>(

@@ -5,7 +5,8 @@ import { SQL_DIR, splitStatements } from "../../src/stores/migrations.js";
 
 /**
  * table → its column lines ("name Type"), from every CREATE TABLE with a column list in the files,
- * in order; `EXCHANGE TABLES a AND b` swaps the two names, as a migration that rebuilds a table does.
+ * in order; `EXCHANGE TABLES a AND b` swaps the two names, as a migration that rebuilds a table does;
+ * `ADD COLUMN` appends a line and `MODIFY COLUMN` replaces one, as a migration that alters a table does.
  */
 function columns(...files: string[]): Map<string, string[]> {
   const out = new Map<string, string[]>();
@@ -14,6 +15,19 @@ function columns(...files: string[]): Map<string, string[]> {
     if (swap) {
       const [a, b] = [out.get(swap[1]!), out.get(swap[2]!)];
       if (a && b) out.set(swap[1]!, b).set(swap[2]!, a);
+      continue;
+    }
+    const alter = /^ALTER TABLE (\w+) (ADD|MODIFY) COLUMN (?:IF NOT EXISTS )?(\w+) ([\s\S]+)$/.exec(
+      statement,
+    );
+    if (alter) {
+      const [, table, verb, name, rest] = alter;
+      const cols = out.get(table!) ?? [];
+      const line = `${name} ${rest!.trim().replace(/\s+/g, " ")}`;
+      const at = cols.findIndex((c) => c.startsWith(`${name} `));
+      if (verb === "ADD" && at < 0) cols.push(line);
+      if (verb === "MODIFY" && at >= 0) cols[at] = line;
+      out.set(table!, cols);
       continue;
     }
     const m = /^CREATE TABLE IF NOT EXISTS (\w+)(?: ON CLUSTER '\{cluster\}')? \(([\s\S]*?)\n\)/.exec(

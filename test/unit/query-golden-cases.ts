@@ -59,6 +59,17 @@ export interface GoldenStatement {
   period: string;
   sql: string;
   params: Record<string, unknown>;
+  /** The derived-tables form of the statement before it (docs/derived-tables.md). */
+  derivedForm?: true;
+}
+
+/** Each statement, followed by its derived-tables form when it has one: both are pinned. */
+function withDerived(
+  statements: readonly (GoldenStatement & { derived?: { sql: string; params: Record<string, unknown> } })[],
+): GoldenStatement[] {
+  return statements.flatMap(({ derived, ...s }) =>
+    derived ? [s, { source: s.source, period: s.period, ...derived, derivedForm: true as const }] : [s],
+  );
 }
 
 const WEEK = { start: "2026-03-01", end: "2026-03-07" };
@@ -645,14 +656,16 @@ export function compileCase(c: GoldenCase): GoldenStatement[] {
   const body = { pixelId: GOLDEN_PIXEL, ...c.request };
   switch (c.endpoint) {
     case "query":
-      return planGeneral(resolveGeneral(generalQuerySchema.parse(body), env)).statements;
+      return withDerived(planGeneral(resolveGeneral(generalQuerySchema.parse(body), env)).statements);
     case "query-attribution":
-      return planAttribution(resolveAttribution(attributionQuerySchema.parse(body), env)).statements;
+      return withDerived(
+        planAttribution(resolveAttribution(attributionQuerySchema.parse(body), env)).statements,
+      );
     case "query-channel-details": {
       const resolved = resolveChannel(channelQuerySchema.parse(body), env);
       const page = planEntityPage(resolved);
       const measures = resolved.query.measures
-        ? planChannelMeasures(resolved, c.entityIds ?? []).statements
+        ? withDerived(planChannelMeasures(resolved, c.entityIds ?? []).statements)
         : [];
       return [{ source: "ad_entities", period: "primary", ...page }, ...measures];
     }
@@ -702,7 +715,7 @@ export function renderGolden(c: GoldenCase, statements: readonly GoldenStatement
     const types = placeholderTypes(s.sql);
     out.push(
       "",
-      `-- statement ${i + 1} of ${statements.length}: ${s.source}, ${s.period}`,
+      `-- statement ${i + 1} of ${statements.length}: ${s.source}, ${s.period}${s.derivedForm ? ", from the derived tables" : ""}`,
       s.sql,
       "",
       "-- parameters:",

@@ -93,7 +93,9 @@ CREATE TABLE IF NOT EXISTS touchpoints_local ON CLUSTER '{cluster}' (
   adset_id      String,
   ad_id         String,
   click_id_type LowCardinality(String),
-  referrer_host LowCardinality(String)
+  referrer_host LowCardinality(String),
+  ingested_at   DateTime64(3, 'UTC') DEFAULT now64(3),   -- derived tables' change feed (docs/derived-tables.md)
+  INDEX ingested_minmax ingested_at TYPE minmax GRANULARITY 1
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/touchpoints_local', '{replica}')
 PARTITION BY toYYYYMM(touch_time)
@@ -120,7 +122,9 @@ CREATE TABLE IF NOT EXISTS identity_links_local ON CLUSTER '{cluster}' (
   alias_value   String,
   canonical_id  String,
   first_seen    DateTime64(3, 'UTC'),
-  version       UInt64
+  version       UInt64,
+  ingested_at   DateTime64(3, 'UTC') DEFAULT now64(3),
+  INDEX ingested_minmax ingested_at TYPE minmax GRANULARITY 1
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/identity_links_local', '{replica}', version)
 ORDER BY (pixel_id, alias_type, alias_value);
@@ -152,7 +156,9 @@ CREATE TABLE IF NOT EXISTS orders_local ON CLUSTER '{cluster}' (
   canonical_id         String,
   version              UInt64,
   updated_at           DateTime64(3, 'UTC'),
-  is_deleted           UInt8 DEFAULT 0
+  is_deleted           UInt8 DEFAULT 0,
+  ingested_at          DateTime64(3, 'UTC') DEFAULT now64(3),
+  INDEX ingested_minmax ingested_at TYPE minmax GRANULARITY 1
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/orders_local', '{replica}', version, is_deleted)
 PARTITION BY toYYYYMM(created_at)
@@ -160,6 +166,45 @@ ORDER BY (pixel_id, order_id);
 
 CREATE TABLE IF NOT EXISTS orders ON CLUSTER '{cluster}' AS orders_local
 ENGINE = Distributed('{cluster}', currentDatabase(), orders_local, cityHash64(pixel_id));
+
+-- conversion_touches: each order's touches, kept by the derived-tables worker (docs/derived-tables.md).
+CREATE TABLE IF NOT EXISTS conversion_touches_local ON CLUSTER '{cluster}' (
+  pixel_id       LowCardinality(String),
+  order_id       String,
+  created_at     DateTime64(3, 'UTC'),
+  built_version  UInt64,
+  touches        Array(Tuple(
+    touch_time     DateTime64(3, 'UTC'),
+    event_id       String,
+    channel        LowCardinality(String),
+    source         LowCardinality(String),
+    medium         String,
+    campaign       String,
+    campaign_id    String,
+    adset_id       String,
+    ad_id          String,
+    click_id_type  LowCardinality(String),
+    referrer_host  LowCardinality(String)))
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/conversion_touches_local', '{replica}', built_version)
+PARTITION BY toYYYYMM(created_at)
+ORDER BY (pixel_id, created_at, order_id);
+
+CREATE TABLE IF NOT EXISTS conversion_touches ON CLUSTER '{cluster}' AS conversion_touches_local
+ENGINE = Distributed('{cluster}', currentDatabase(), conversion_touches_local, cityHash64(pixel_id));
+
+-- derived_watermarks: how far each pixel's derived tables are current.
+CREATE TABLE IF NOT EXISTS derived_watermarks_local ON CLUSTER '{cluster}' (
+  pixel_id    LowCardinality(String),
+  name        LowCardinality(String),
+  watermark   DateTime64(3, 'UTC'),
+  written_at  DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/derived_watermarks_local', '{replica}', watermark)
+ORDER BY (pixel_id, name);
+
+CREATE TABLE IF NOT EXISTS derived_watermarks ON CLUSTER '{cluster}' AS derived_watermarks_local
+ENGINE = Distributed('{cluster}', currentDatabase(), derived_watermarks_local, cityHash64(pixel_id));
 
 -- order_lines: lines of an order version.
 CREATE TABLE IF NOT EXISTS order_lines_local ON CLUSTER '{cluster}' (

@@ -1,3 +1,4 @@
+import { CONVERSION_TOUCHES, changedIdentitiesCtes, watermarkSql } from "../../derived/conversion-touches.js";
 import { FIELD_BY_NAME } from "../filters/fields.js";
 import { bucketKeySql } from "../time.js";
 import { countedOrdersCte, fxCtes, fxJoin, groupBy, hopsCte, totalsColumn } from "./common.js";
@@ -23,7 +24,11 @@ export interface AttributionSpec {
  * reconcile. Dimensions: at most one attribution field (the credited touch's value) and any orders
  * fields (the conversion's own). Without an attribution dimension, attributed = has a touch.
  */
-export function emitAttribution(ctx: EmitContext, spec: AttributionSpec): string {
+export function emitAttribution(
+  ctx: EmitContext,
+  spec: AttributionSpec,
+  options: { derived?: boolean } = {},
+): string {
   const p = placeholders(ctx);
   const b = ctx.binder;
   const touchDim = ctx.dimensions.find((d) => d.startsWith("attribution."));
@@ -33,8 +38,10 @@ export function emitAttribution(ctx: EmitContext, spec: AttributionSpec): string
   const windowDays = ctx.attribution.window;
   const lookbackStart =
     windowDays < 0 ? "" : ` AND touch_time > subtractDays(${p.start}, ${b.bind(windowDays, "Int64")})`;
+  const matched =
+    options.derived === true && spec.valueSource === "orders" ? "t.conv_id != ''" : "t.cid != ''";
   const inWindow =
-    `t.cid != '' AND t.touch_time <= c.ts` +
+    `${matched} AND t.touch_time <= c.ts` +
     (windowDays < 0 ? "" : ` AND t.touch_time > subtractDays(c.ts, ${b.bind(windowDays, "Int64")})`);
 
   // An event without a value or a currency is worth 0 and needs no rate (a '' currency made the
@@ -62,19 +69,27 @@ export function emitAttribution(ctx: EmitContext, spec: AttributionSpec): string
   WHERE ${spec.convWhere}
 )`;
   const tdimExpr = touchDim ? `toString(${FIELD_BY_NAME.get(touchDim)!.column})` : "''";
-  const touches = `tp AS (
-  SELECT if(h.new != '', h.new, t.canonical_id) AS cid, t.touch_time AS touch_time, ${tdimExpr} AS tdim
+  const derived = options.derived === true && spec.valueSource === "orders";
+  const touchCtes = derived
+    ? derivedTouchCtes(p, spec, tdimExpr, lookbackStart)
+    : [
+        `tp AS (
+  SELECT if(h.new != '', h.new, t.canonical_id) AS cid, t.touch_time AS touch_time, t.event_id AS event_id, ${tdimExpr} AS tdim
   FROM (SELECT * FROM touchpoints WHERE pixel_id = ${p.pixel} AND touch_time < ${p.end}${lookbackStart}) AS t
   LEFT JOIN hops AS h ON h.old = t.canonical_id
   WHERE ${spec.touchWhere}
-)`;
+)`,
+      ];
+  // Raw touches meet their conversion by identity, derived ones by order (and its current time).
+  const touchJoin = derived ? "t.conv_id = c.conv_id AND t.conv_ts = c.ts" : "t.cid = c.cid";
   const carried = ctx.dimensions
     .map((d, i) => (d.startsWith("attribution.") ? "" : `, any(c.d${i}) AS d${i}`))
     .join("");
   // Only the model's own credit is aggregated: the other two cost as much again over every touch.
+  // Touches at the same instant are ordered by event id, so the credit never depends on read order.
   const modelCredit = {
-    first_click: `argMinIf(t.tdim, t.touch_time, ${inWindow}) AS first_dim`,
-    last_click: `argMaxIf(t.tdim, t.touch_time, ${inWindow}) AS last_dim`,
+    first_click: `argMinIf(t.tdim, (t.touch_time, t.event_id), ${inWindow}) AS first_dim`,
+    last_click: `argMaxIf(t.tdim, (t.touch_time, t.event_id), ${inWindow}) AS last_dim`,
     any_click: `groupUniqArrayIf(t.tdim, ${inWindow}) AS any_dims`,
   }[ctx.attribution.model];
   const credited = `credited AS (
@@ -82,7 +97,7 @@ export function emitAttribution(ctx: EmitContext, spec: AttributionSpec): string
     any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing${carried},
     countIf(${inWindow}) AS touches,
     ${modelCredit}
-  FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
+  FROM conv AS c LEFT JOIN tp AS t ON ${touchJoin}
   GROUP BY c.conv_id
 )`;
   const label = (x: string) => `if(${x} = '', '${NOT_SET}', ${x})`;
@@ -118,7 +133,7 @@ export function emitAttribution(ctx: EmitContext, spec: AttributionSpec): string
     ),
     hopsCte(p.pixel),
     conv,
-    touches,
+    ...touchCtes,
     credited,
   ];
   return `WITH ${ctes.join(",\n")}
@@ -126,6 +141,43 @@ SELECT ${select.join(",\n  ")}
 FROM (SELECT *, arrayJoin(${touchDim ? credit : "['']"}) AS credit FROM credited) AS r
 ${fx.joins}
 ${groupBy(ctx.granularity, dimKeys)}`;
+}
+
+/**
+ * Touches from the derived `conversion_touches` (docs/derived-tables.md), one row per touch and
+ * conversion (`tp`: conv_id, conv_ts, touch_time, event_id, tdim). Conversions whose identity has a
+ * row ingested after the table's watermark (`rc`) are answered from raw touches instead, so the
+ * answer equals the raw path's whatever the derived table has caught up with.
+ */
+function derivedTouchCtes(
+  p: ReturnType<typeof placeholders>,
+  spec: AttributionSpec,
+  tdimExpr: string,
+  lookbackStart: string,
+): string[] {
+  const inRange = `created_at >= ${p.start} AND created_at < ${p.end}`;
+  return [
+    changedIdentitiesCtes(p.pixel, watermarkSql(p.pixel)),
+    `rc AS (
+  SELECT o.order_id AS conv_id, o.created_at AS conv_ts, if(h.new != '', h.new, o.canonical_id) AS cid
+  FROM (SELECT order_id, created_at, canonical_id FROM orders FINAL
+    WHERE pixel_id = ${p.pixel} AND ${inRange} AND canonical_id IN (SELECT id FROM changed_ids)) AS o
+  LEFT JOIN hops AS h ON h.old = o.canonical_id
+)`,
+    `tp AS (
+  SELECT rc.conv_id AS conv_id, rc.conv_ts AS conv_ts, t.touch_time AS touch_time, t.event_id AS event_id, ${tdimExpr} AS tdim
+  FROM (SELECT * FROM touchpoints WHERE pixel_id = ${p.pixel} AND canonical_id IN (SELECT id FROM changed_ids)
+    AND touch_time < ${p.end}${lookbackStart}) AS t
+  LEFT JOIN hops AS h ON h.old = t.canonical_id
+  INNER JOIN rc ON rc.cid = if(h.new != '', h.new, t.canonical_id)
+  WHERE ${spec.touchWhere}
+  UNION ALL
+  SELECT d.order_id AS conv_id, d.created_at AS conv_ts, t.touch_time AS touch_time, t.event_id AS event_id, ${tdimExpr} AS tdim
+  FROM (SELECT * FROM ${CONVERSION_TOUCHES} FINAL WHERE pixel_id = ${p.pixel} AND ${inRange}) AS d
+  ARRAY JOIN d.touches AS t
+  WHERE d.order_id NOT IN (SELECT conv_id FROM rc) AND ${spec.touchWhere}
+)`,
+  ];
 }
 
 /**

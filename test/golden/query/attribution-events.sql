@@ -25,7 +25,7 @@ conv AS (
   WHERE ((e.currency != ''))
 ),
 tp AS (
-  SELECT if(h.new != '', h.new, t.canonical_id) AS cid, t.touch_time AS touch_time, toString(t.medium) AS tdim
+  SELECT if(h.new != '', h.new, t.canonical_id) AS cid, t.touch_time AS touch_time, t.event_id AS event_id, toString(t.medium) AS tdim
   FROM (SELECT * FROM touchpoints WHERE pixel_id = {p1:String} AND touch_time < {p5:DateTime64(3, 'UTC')} AND touch_time > subtractDays({p4:DateTime64(3, 'UTC')}, {p8:Int64})) AS t
   LEFT JOIN hops AS h ON h.old = t.canonical_id
   WHERE ((NOT (t.channel = {p0:String})))
@@ -34,7 +34,7 @@ credited AS (
   SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, any(c.fx_k) AS fx_k,
     any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing,
     countIf(t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p9:Int64})) AS touches,
-    argMaxIf(t.tdim, t.touch_time, t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p9:Int64})) AS last_dim
+    argMaxIf(t.tdim, (t.touch_time, t.event_id), t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p9:Int64})) AS last_dim
   FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
   GROUP BY c.conv_id
 )

@@ -1,0 +1,82 @@
+/**
+ * `conversion_touches` (docs/derived-tables.md): per order, every touch of its identity (merges
+ * resolved in one hop, as queries resolve them) at or before it, with the fields attribution credits
+ * and filters on. A refresh rebuilds the rows of every order whose identity has a row ingested after
+ * `since` (a touch, a canonical link, an order version), or of every order when there is no `since`.
+ */
+
+export const CONVERSION_TOUCHES = "conversion_touches";
+
+/** Touch fields kept per touch, in the tuple's order (after touch_time and event_id). */
+export const TOUCH_FIELDS = [
+  "channel",
+  "source",
+  "medium",
+  "campaign",
+  "campaign_id",
+  "adset_id",
+  "ad_id",
+  "click_id_type",
+  "referrer_host",
+] as const;
+
+/** A watermark before every row, the migrated ones (ingested_at = the epoch) included. */
+export const BEFORE_EVERYTHING = "1900-01-01 00:00:00.000";
+
+const hops = (pixel: string) => `hops AS (
+  SELECT alias_value AS old, argMax(canonical_id, version) AS new FROM identity_links
+  WHERE pixel_id = ${pixel} AND alias_type = 'canonical' GROUP BY alias_value
+)`;
+
+/**
+ * Identities (resolved through a `hops` CTE the caller defines) with a row ingested after `since`, and
+ * every stored id that resolves to one of them (`changed_ids`): the ids whose orders and touches a
+ * refresh rebuilds, and a query reads raw.
+ */
+export function changedIdentitiesCtes(pixel: string, since: string): string {
+  return `changed AS (
+  SELECT if(h.new != '', h.new, x.id) AS cid FROM (
+    SELECT canonical_id AS id FROM touchpoints WHERE pixel_id = ${pixel} AND ingested_at > ${since}
+    UNION ALL
+    SELECT canonical_id AS id FROM identity_links
+    WHERE pixel_id = ${pixel} AND alias_type = 'canonical' AND ingested_at > ${since}
+    UNION ALL
+    SELECT canonical_id AS id FROM orders WHERE pixel_id = ${pixel} AND ingested_at > ${since}
+  ) AS x LEFT JOIN hops AS h ON h.old = x.id
+),
+changed_ids AS (
+  SELECT cid AS id FROM changed UNION ALL SELECT old AS id FROM hops WHERE new IN (SELECT cid FROM changed)
+)`;
+}
+
+const PIXEL = "{pixel:String}";
+
+/**
+ * The refresh statement. Parameters: pixel, version (the rows' built_version), and `since` unless
+ * `full`. Touches are sorted by (time, event id), the order credit ties are broken in.
+ */
+export function refreshSql(full: boolean): string {
+  const only = full ? "" : " AND canonical_id IN (SELECT id FROM changed_ids)";
+  const tuple = ["t.touch_time", "t.event_id", ...TOUCH_FIELDS.map((f) => `t.${f}`)].join(", ");
+  return `INSERT INTO ${CONVERSION_TOUCHES} (pixel_id, order_id, created_at, built_version, touches)
+WITH ${hops(PIXEL)},${full ? "" : `\n${changedIdentitiesCtes(PIXEL, "{since:DateTime64(3, 'UTC')}")},`}
+conv AS (
+  SELECT o.order_id AS order_id, o.created_at AS created_at, if(h.new != '', h.new, o.canonical_id) AS cid
+  FROM (SELECT order_id, created_at, canonical_id FROM orders FINAL WHERE pixel_id = {pixel:String}${only}) AS o
+  LEFT JOIN hops AS h ON h.old = o.canonical_id
+),
+tp AS (
+  SELECT if(h.new != '', h.new, t.canonical_id) AS cid, t.touch_time AS touch_time, (${tuple}) AS touch
+  FROM (SELECT * FROM touchpoints WHERE pixel_id = {pixel:String}${only}) AS t
+  LEFT JOIN hops AS h ON h.old = t.canonical_id
+)
+SELECT {pixel:String}, c.order_id, c.created_at, {version:UInt64},
+  arraySort(groupArrayIf(t.touch, t.cid != '' AND t.touch_time <= c.created_at))
+FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
+GROUP BY c.order_id, c.created_at`;
+}
+
+/** The pixel's watermark, or BEFORE_EVERYTHING when never built: a scalar subquery for queries. */
+export function watermarkSql(pixelParam: string): string {
+  return `(SELECT if(count() = 0, toDateTime64('${BEFORE_EVERYTHING}', 3, 'UTC'), max(watermark)) FROM derived_watermarks WHERE pixel_id = ${pixelParam} AND name = '${CONVERSION_TOUCHES}')`;
+}

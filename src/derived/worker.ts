@@ -1,0 +1,193 @@
+import { PollingLoop } from "../events/loop.js";
+import type { Logger } from "../log.js";
+import { consumerProcessed } from "../metrics.js";
+import type { WarehouseStore } from "../stores/warehouse/port.js";
+import { BEFORE_EVERYTHING, CONVERSION_TOUCHES, refreshSql, watermarkSql } from "./conversion-touches.js";
+
+export const DERIVED_CONSUMER = "derived-tables";
+
+export interface DerivedWorkerOptions {
+  log?: Logger;
+  /**
+   * How long an insert may take to become visible after the engine stamped its rows' `ingested_at`.
+   * The watermark stays this far behind the engine's clock, and each refresh looks this far back.
+   */
+  marginMs: number;
+  pollIntervalMs?: number;
+  /** Serializes refreshes of one pixel across processes (SqlStore.exclusive). */
+  exclusive: <T>(key: string, fn: () => Promise<T>) => Promise<T>;
+}
+
+export interface RefreshResult {
+  pixelId: string;
+  /** Rows ingested after the previous watermark were found (false: nothing to do). */
+  refreshed: boolean;
+  full: boolean;
+  watermark: string | null;
+  ms: number;
+}
+
+export interface DerivedLag {
+  /** Pixels with rows ingested after their watermark. */
+  pixels: number;
+  /** Age of the oldest row past a watermark (0 when caught up). */
+  seconds: number;
+}
+
+/** Refresh delays kept for the freshness figures. */
+const DELAYS_KEPT = 10_000;
+
+/**
+ * Keeps the derived tables current (docs/derived-tables.md). Each round finds the pixels with rows
+ * ingested after their watermark, and per pixel rebuilds the conversions those rows can change, then
+ * moves the watermark. The change feed is the warehouse itself (every row that can change a credit
+ * carries `ingested_at`), so nothing is lost when this process is down: the next round picks up from
+ * the stored watermark. Queries never wait for it: they read identities past the watermark raw.
+ */
+export class DerivedWorker {
+  private readonly loop: PollingLoop;
+  private readonly delays: number[] = [];
+  private rounds = 0;
+
+  constructor(
+    private readonly warehouse: WarehouseStore,
+    private readonly options: DerivedWorkerOptions,
+  ) {
+    this.loop = new PollingLoop(
+      async () => {
+        await this.runOnce();
+        return false;
+      },
+      options.pollIntervalMs ?? 2000,
+      (err) => options.log?.warn({ err }, "derived tables not refreshed; retrying"),
+    );
+  }
+
+  start(): this {
+    this.loop.start();
+    return this;
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  wake(): void {
+    this.loop.wake();
+  }
+
+  /** Refreshes every pixel with rows past its watermark. `marginMs` 0: the caller knows writes are done. */
+  async runOnce(marginMs = this.options.marginMs): Promise<RefreshResult[]> {
+    const out: RefreshResult[] = [];
+    for (const pixelId of await this.pending()) {
+      out.push(await this.refresh(pixelId, marginMs));
+    }
+    this.rounds++;
+    return out;
+  }
+
+  /**
+   * Pixels with a row ingested after their watermark (never built: any row). After a first full
+   * round, only rows newer than the oldest watermark are looked at (parts older than it are skipped
+   * by the `ingested_at` min-max index): a pixel first seen later has only new rows.
+   */
+  async pending(): Promise<string[]> {
+    const floor =
+      this.rounds > 0 ? "(SELECT min(w) FROM wm)" : `toDateTime64('${BEFORE_EVERYTHING}', 3, 'UTC')`;
+    const rows = await this.warehouse.query<{ pixel_id: string }>(
+      `WITH wm AS (
+  SELECT pixel_id, max(watermark) AS w FROM derived_watermarks WHERE name = '${CONVERSION_TOUCHES}' GROUP BY pixel_id
+)
+SELECT DISTINCT x.pixel_id AS pixel_id FROM (
+  SELECT pixel_id, max(ingested_at) AS last FROM touchpoints WHERE ingested_at > ${floor} GROUP BY pixel_id
+  UNION ALL SELECT pixel_id, max(ingested_at) AS last FROM orders WHERE ingested_at > ${floor} GROUP BY pixel_id
+  UNION ALL SELECT pixel_id, max(ingested_at) AS last FROM identity_links
+    WHERE alias_type = 'canonical' AND ingested_at > ${floor} GROUP BY pixel_id
+) AS x LEFT JOIN wm ON wm.pixel_id = x.pixel_id
+WHERE wm.pixel_id = '' OR x.last > wm.w
+ORDER BY pixel_id`,
+    );
+    return rows.map((r) => r.pixel_id);
+  }
+
+  /**
+   * Rebuilds the conversions of one pixel that rows ingested since its watermark (less the margin)
+   * can change, then moves the watermark to the engine's clock less `marginMs`. Serialized per pixel.
+   */
+  async refresh(pixelId: string, marginMs = this.options.marginMs): Promise<RefreshResult> {
+    return this.options.exclusive(`derived:${pixelId}`, async () => {
+      const started = performance.now();
+      const [state] = await this.warehouse.query<{
+        has: number;
+        since: string;
+        next: string;
+        oldest: string | null;
+        version: string;
+      }>(
+        `WITH (SELECT count() FROM derived_watermarks WHERE pixel_id = {pixel:String} AND name = '${CONVERSION_TOUCHES}') AS has,
+  ${watermarkSql("{pixel:String}")} AS w
+SELECT has, toString(w - toIntervalMillisecond({margin:UInt32})) AS since,
+  toString(now64(3, 'UTC') - toIntervalMillisecond({margin:UInt32})) AS next,
+  toString(toUnixTimestamp64Milli(now64(3, 'UTC'))) AS version,
+  (SELECT toString(minOrNull(ingested_at)) FROM (
+    SELECT ingested_at FROM touchpoints WHERE pixel_id = {pixel:String} AND ingested_at > w
+    UNION ALL SELECT ingested_at FROM orders WHERE pixel_id = {pixel:String} AND ingested_at > w
+    UNION ALL SELECT ingested_at FROM identity_links
+      WHERE pixel_id = {pixel:String} AND alias_type = 'canonical' AND ingested_at > w)) AS oldest`,
+        { pixel: pixelId, margin: Math.max(0, Math.round(marginMs)) },
+      );
+      if (!state || (Number(state.has) > 0 && state.oldest === null)) {
+        return { pixelId, refreshed: false, full: false, watermark: null, ms: performance.now() - started };
+      }
+      const full = Number(state.has) === 0;
+      await this.warehouse.command(refreshSql(full), {
+        pixel: pixelId,
+        version: state.version,
+        ...(full ? {} : { since: state.since }),
+      });
+      // Written after the rows: a crash in between leaves the old watermark, and the next round
+      // rebuilds the same conversions again.
+      await this.warehouse.insert("derived_watermarks", [
+        { pixel_id: pixelId, name: CONVERSION_TOUCHES, watermark: state.next },
+      ]);
+      if (state.oldest) this.record(Date.now() - Date.parse(`${state.oldest.replace(" ", "T")}Z`));
+      consumerProcessed.inc({ consumer: DERIVED_CONSUMER }, 1);
+      return { pixelId, refreshed: true, full, watermark: state.next, ms: performance.now() - started };
+    });
+  }
+
+  /** How far behind the derived tables are, across every pixel. */
+  async lag(): Promise<DerivedLag> {
+    const pixels = await this.pending();
+    if (pixels.length === 0) return { pixels: 0, seconds: 0 };
+    const [row] = await this.warehouse.query<{ oldest: string | null }>(
+      `WITH wm AS (
+  SELECT pixel_id, max(watermark) AS w FROM derived_watermarks WHERE name = '${CONVERSION_TOUCHES}' GROUP BY pixel_id
+)
+SELECT toString(minOrNull(x.ingested_at)) AS oldest FROM (
+  SELECT pixel_id, ingested_at FROM touchpoints
+  UNION ALL SELECT pixel_id, ingested_at FROM orders
+  UNION ALL SELECT pixel_id, ingested_at FROM identity_links WHERE alias_type = 'canonical'
+) AS x LEFT JOIN wm ON wm.pixel_id = x.pixel_id
+WHERE x.ingested_at > if(wm.pixel_id = '', toDateTime64('${BEFORE_EVERYTHING}', 3, 'UTC'), wm.w)`,
+    );
+    const oldest = row?.oldest ? Date.parse(`${row.oldest.replace(" ", "T")}Z`) : Date.now();
+    return { pixels: pixels.length, seconds: Math.max(0, (Date.now() - oldest) / 1000) };
+  }
+
+  private record(ms: number): void {
+    if (this.delays.length >= DELAYS_KEPT) this.delays.shift();
+    this.delays.push(Math.max(0, ms));
+  }
+
+  /**
+   * Per refresh, how long the oldest row it covered had waited since it was ingested (ms): an upper
+   * bound of ingested → answered from the derived table for every row of that refresh.
+   */
+  freshness(): { refreshes: number; rounds: number; p50: number | null; p99: number | null } {
+    const sorted = [...this.delays].sort((a, b) => a - b);
+    const at = (q: number) =>
+      sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : null;
+    return { refreshes: this.delays.length, rounds: this.rounds, p50: at(0.5), p99: at(0.99) };
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * sql/clickhouse/003_derived_conversion_touches.sql on a store with rows from before it. Worked
+ * example: a touch, a canonical link and an order stored at 002; after the migration each has
+ * `ingested_at` = the epoch (older than any watermark, so the first refresh covers it), a row written
+ * afterwards gets the time of its insert, and the derived tables exist. A run interrupted after any
+ * statement is finished by the next one, with the same result.
+ */
+import { cpSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { migrate, parseScript, SQL_DIR } from "../../src/stores/migrations.js";
+import type { SqlStore } from "../../src/stores/sql/port.js";
+import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
+import { type Opened, openChdb, openPglite, tempDir } from "../helpers/stores.js";
+
+const FILE = "003_derived_conversion_touches.sql";
+let wh: Opened<WarehouseStore>;
+let sql: Opened<SqlStore>;
+const before = tempDir("pixelhouse-sql-002-");
+beforeAll(async () => {
+  wh = await openChdb();
+  sql = await openPglite();
+  cpSync(join(SQL_DIR, "postgres"), join(before.path, "postgres"), { recursive: true });
+  mkdirSync(join(before.path, "clickhouse"));
+  for (const f of ["001_init.sql", "002_orders_by_month.sql"])
+    cpSync(join(SQL_DIR, "clickhouse", f), join(before.path, "clickhouse", f));
+});
+afterAll(async () => {
+  await wh.close();
+  await sql.close();
+  before.remove();
+});
+
+beforeEach(async () => {
+  const tables = await wh.store.query<{ name: string }>(
+    "SELECT name FROM system.tables WHERE database = currentDatabase()",
+  );
+  for (const t of tables) await wh.store.command(`DROP TABLE IF EXISTS ${t.name}`);
+  await sql.store.exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public;");
+  await migrate(sql.store, wh.store, {
+    sqlDir: join(before.path, "postgres"),
+    warehouseDir: join(before.path, "clickhouse"),
+  });
+  await wh.store.insert("touchpoints", [
+    {
+      pixel_id: "px",
+      canonical_id: "v1",
+      event_id: "e1",
+      touch_time: "2026-03-01 10:00:00.000",
+      source: "google",
+    },
+  ]);
+  await wh.store.insert("identity_links", [
+    { pixel_id: "px", alias_type: "canonical", alias_value: "v2", canonical_id: "v1", version: 1 },
+  ]);
+  await wh.store.insert("orders", [
+    { pixel_id: "px", order_id: "o1", created_at: "2026-03-02 00:00:00.000", currency: "USD", version: 1 },
+  ]);
+});
+
+/** `ingested_at` of every row of the three tables, as text. */
+async function stamps(): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const table of ["touchpoints", "identity_links", "orders"]) {
+    const rows = await wh.store.query<{ at: string }>(`SELECT toString(ingested_at) AS at FROM ${table}`);
+    out[table] = rows.map((r) => r.at);
+  }
+  return out;
+}
+
+const EPOCH = "1970-01-01 00:00:00.000";
+const migrated = { touchpoints: [EPOCH], identity_links: [EPOCH], orders: [EPOCH] };
+
+async function runUntil(stop: number): Promise<void> {
+  const script = parseScript(readFileSync(join(SQL_DIR, "clickhouse", FILE), "utf8"));
+  for (const s of script.slice(0, stop)) {
+    if (s.when) {
+      const [first] = await wh.store.query<Record<string, unknown>>(s.when);
+      if (!first || Number(Object.values(first)[0]) === 0) continue;
+    }
+    await wh.store.command(s.sql);
+  }
+}
+
+describe(FILE, () => {
+  it("stamps earlier rows with the epoch and later ones with their insert time", async () => {
+    const report = await migrate(sql.store, wh.store);
+    expect(report.warehouse).toEqual(["003_derived_conversion_touches"]);
+    expect(await stamps()).toEqual(migrated);
+    const [now] = await wh.store.query<{ t: string }>("SELECT toString(now64(3, 'UTC')) AS t");
+    await wh.store.insert("orders", [
+      { pixel_id: "px", order_id: "o2", created_at: "2026-03-03 00:00:00.000", currency: "USD", version: 1 },
+    ]);
+    const [o2] = await wh.store.query<{ at: string }>(
+      "SELECT toString(ingested_at) AS at FROM orders WHERE order_id = 'o2'",
+    );
+    expect(o2!.at >= now!.t.slice(0, 19)).toBe(true);
+    const tables = await wh.store.query<{ name: string }>(
+      "SELECT name FROM system.tables WHERE database = currentDatabase() AND name IN ('conversion_touches', 'derived_watermarks') ORDER BY name",
+    );
+    expect(tables.map((t) => t.name)).toEqual(["conversion_touches", "derived_watermarks"]);
+  });
+
+  const statements = parseScript(readFileSync(join(SQL_DIR, "clickhouse", FILE), "utf8")).length;
+  it.each(Array.from({ length: statements - 1 }, (_, i) => i + 1))(
+    "finishes a run interrupted after %i statement(s)",
+    async (done) => {
+      await runUntil(done);
+      await migrate(sql.store, wh.store);
+      expect(await stamps()).toEqual(migrated);
+    },
+  );
+});
