@@ -3,6 +3,7 @@ import type { Config } from "./config.js";
 import { consoleRoutes } from "./console/routes.js";
 import { costRoutes } from "./costs/routes.js";
 import { dashboardRoutes } from "./dashboards/routes.js";
+import { derivedRoutes } from "./derived/routes.js";
 import { buildOpenApi } from "./http/openapi.js";
 import { type RouteDef, route } from "./http/route.js";
 import { systemRoutes } from "./http/system-routes.js";
@@ -26,6 +27,7 @@ export function routeTable(services: Services, stores: Stores, config: Config): 
     ...syncRoutes(services.sync),
     ...queryRoutes(services.queries),
     ...identityRoutes(services.identityWorker),
+    ...derivedRoutes(services.derivedWorker),
     ...consoleRoutes(services.console),
     ...dashboardRoutes(services.dashboards),
     ...costRoutes(services.costs),

@@ -6,6 +6,7 @@ import { ConsoleService } from "./console/service.js";
 import { RECALC_GROUP, RecalcService, RecalcWorker } from "./costs/recalc.js";
 import { CostService } from "./costs/service.js";
 import { DashboardService } from "./dashboards/service.js";
+import { FreshIds } from "./derived/fresh-ids.js";
 import { DERIVED_CONSUMER, DerivedWorker } from "./derived/worker.js";
 import { OutboxRelay } from "./events/relay.js";
 import { DestinationService } from "./forwarding/destinations.js";
@@ -118,6 +119,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
   registerConsumer("forwarding", () => forwarder.queue.backlog());
   registerConsumer(RECALC_GROUP, () => recalcWorker.lag());
   registerConsumer(IDENTITY_GROUP, () => identityWorker.lag());
+  const freshIds = new FreshIds(stores.warehouse);
   const derivedWorker = new DerivedWorker(stores.warehouse, {
     log,
     marginMs: config.DERIVED_MARGIN_MS,
@@ -172,7 +174,9 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
       versions,
       log,
       accountCacheMs: config.ACCOUNT_CACHE_MS,
-      derivedTables: config.DERIVED_TABLES,
+      ...(config.DERIVED_TABLES
+        ? { freshIds: (pixelId: string, version: string) => freshIds.of(pixelId, version) }
+        : {}),
     }),
     console,
     clickhouse: new ClickHouseHttpService(keys, console, stores.warehouse, {

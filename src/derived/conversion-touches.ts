@@ -80,3 +80,16 @@ GROUP BY c.order_id, c.created_at`;
 export function watermarkSql(pixelParam: string): string {
   return `(SELECT if(count() = 0, toDateTime64('${BEFORE_EVERYTHING}', 3, 'UTC'), max(watermark)) FROM derived_watermarks WHERE pixel_id = ${pixelParam} AND name = '${CONVERSION_TOUCHES}')`;
 }
+
+/** More stored ids than this past the watermark: a query reads everything raw instead. */
+export const MAX_FRESH_IDS = 10_000;
+
+/**
+ * Every stored id whose identity has a row past the pixel's watermark (at most MAX_FRESH_IDS + 1 of
+ * them): the conversions of these identities are answered from raw touches.
+ */
+export function freshIdsSql(): string {
+  return `WITH ${hops(PIXEL)},
+${changedIdentitiesCtes(PIXEL, watermarkSql(PIXEL))}
+SELECT groupUniqArray(${MAX_FRESH_IDS + 1})(id) AS ids FROM changed_ids WHERE id != ''`;
+}

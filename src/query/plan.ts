@@ -36,9 +36,10 @@ export interface Statement {
   params: Params;
   /**
    * The same statement answered from the derived tables where they are current (docs/derived-tables.md):
-   * the same rows, so the service may run either.
+   * the same rows, so the service may run either. `freshParam` names the parameter the service sets to
+   * the stored ids with rows past the watermark (bound to [] here).
    */
-  derived?: { sql: string; params: Params };
+  derived?: { sql: string; params: Params; freshParam: string };
 }
 
 /**
@@ -48,18 +49,20 @@ export interface Statement {
 function attributionStatement(
   period: Statement["period"],
   valueSource: "orders" | "events",
-  emit: (binder: Binder, derived: boolean) => string,
+  emit: (binder: Binder, derived: { fresh: string } | undefined) => string,
 ): Statement {
   const raw = new Binder();
-  const sql = emit(raw, false);
+  const sql = emit(raw, undefined);
   if (valueSource !== "orders") return { source: "attribution", period, sql, params: raw.params };
   const d = new Binder();
+  const fresh = d.bind([], "Array(String)");
+  const derivedSql = emit(d, { fresh });
   return {
     source: "attribution",
     period,
     sql,
     params: raw.params,
-    derived: { sql: emit(d, true), params: d.params },
+    derived: { sql: derivedSql, params: d.params, freshParam: fresh.slice(1, fresh.indexOf(":")) },
   };
 }
 

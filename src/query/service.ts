@@ -72,8 +72,11 @@ export class QueryService {
       now?: () => Date;
       /** How long an account's timezone and order settings are reused in process (0: read each time). */
       accountCacheMs?: number;
-      /** Statements with a derived form run it (docs/derived-tables.md); false: raw data only. */
-      derivedTables?: boolean;
+      /**
+       * Statements with a derived form run it (docs/derived-tables.md), given the stored ids to read
+       * raw for a pixel at a data version (null: read everything raw). Absent: raw data only.
+       */
+      freshIds?: (pixelId: string, version: string) => Promise<string[] | null>;
     },
   ) {
     const ttl = deps.accountCacheMs ?? 0;
@@ -121,9 +124,9 @@ export class QueryService {
   ): Promise<QueryAnswer> {
     if (opts.explain) return explained(plan.statements);
     // The plan is the normalized query (relative dates resolved, settings merged): its hash is the key.
-    return this.cached(accountId, pixelId, plan, opts, async () => {
+    return this.cached(accountId, pixelId, plan, opts, async (version) => {
       const costs = plan.reportCosts ? await readCostInputs(this.deps, accountId, plan) : null;
-      return shapeResults(plan, await this.run(plan, opts), costs);
+      return shapeResults(plan, await this.run(plan, opts, pixelId, version), costs);
     });
   }
 
@@ -143,14 +146,14 @@ export class QueryService {
       settings: env.storedOrderSettings,
       day: env.now.toISOString().slice(0, 10),
     };
-    return this.cached(accountId, q.pixelId, normalized, opts, async () => {
+    return this.cached(accountId, q.pixelId, normalized, opts, async (version) => {
       const entities = await this.deps.warehouse.query<Record<string, unknown>>(page.sql, page.params);
       if (!q.measures || entities.length === 0) return shapeChannelPage(q, entities, null);
       const plan = planChannelMeasures(
         resolved,
         entities.map((r) => String(r.id)),
       );
-      return shapeChannelPage(q, entities, { plan, rows: await this.run(plan, opts) });
+      return shapeChannelPage(q, entities, { plan, rows: await this.run(plan, opts, q.pixelId, version) });
     });
   }
 
@@ -172,11 +175,20 @@ export class QueryService {
     );
   }
 
-  private async run(plan: QueryPlan, opts: RunOptions): Promise<StatementRows[]> {
-    const derived = this.deps.derivedTables !== false && opts.derived !== false;
+  private async run(
+    plan: QueryPlan,
+    opts: RunOptions,
+    pixelId: string,
+    version: string,
+  ): Promise<StatementRows[]> {
+    const fresh =
+      this.deps.freshIds && opts.derived !== false && plan.statements.some((s) => s.derived)
+        ? await this.deps.freshIds(pixelId, version)
+        : null;
     return Promise.all(
       plan.statements.map(async (statement) => {
-        const run = derived && statement.derived ? statement.derived : statement;
+        const d = statement.derived;
+        const run = d && fresh ? { sql: d.sql, params: { ...d.params, [d.freshParam]: fresh } } : statement;
         return {
           statement,
           rows: await this.deps.warehouse.query<Record<string, unknown>>(run.sql, run.params),
@@ -191,7 +203,7 @@ export class QueryService {
     pixelId: string,
     normalized: unknown,
     opts: RunOptions,
-    compute: () => Promise<object>,
+    compute: (version: string) => Promise<object>,
   ): Promise<QueryAnswer> {
     const version = await this.deps.versions.current(pixelId, accountId);
     const digest = createHash("sha256").update(JSON.stringify(normalized)).digest("base64url");
@@ -202,7 +214,7 @@ export class QueryService {
     }
     let body: object;
     try {
-      body = await compute();
+      body = await compute(String(version));
     } catch (err) {
       if (err instanceof WarehouseUnavailableError || err instanceof WarehouseLimitError) {
         this.deps.log.error({ err, pixelId }, "query could not be run");

@@ -245,7 +245,10 @@ describe("derived tables answer as raw data", () => {
         const check = async (state: string) => {
           for (const r of requests) {
             const { derived, raw } = await answers(post, r);
-            expect(derived, `${state}: ${JSON.stringify(r)}`).toEqual(raw);
+            expect(
+              derived,
+              `${state}: ${JSON.stringify(r)} → raw ${JSON.stringify(raw).slice(0, 400)}`,
+            ).toEqual(raw);
           }
         };
 

@@ -1,4 +1,4 @@
-import { CONVERSION_TOUCHES, changedIdentitiesCtes, watermarkSql } from "../../derived/conversion-touches.js";
+import { CONVERSION_TOUCHES } from "../../derived/conversion-touches.js";
 import { FIELD_BY_NAME } from "../filters/fields.js";
 import { bucketKeySql } from "../time.js";
 import { countedOrdersCte, fxCtes, fxJoin, groupBy, hopsCte, totalsColumn } from "./common.js";
@@ -27,7 +27,7 @@ export interface AttributionSpec {
 export function emitAttribution(
   ctx: EmitContext,
   spec: AttributionSpec,
-  options: { derived?: boolean } = {},
+  options: { derived?: { fresh: string } } = {},
 ): string {
   const p = placeholders(ctx);
   const b = ctx.binder;
@@ -38,8 +38,9 @@ export function emitAttribution(
   const windowDays = ctx.attribution.window;
   const lookbackStart =
     windowDays < 0 ? "" : ` AND touch_time > subtractDays(${p.start}, ${b.bind(windowDays, "Int64")})`;
-  const matched =
-    options.derived === true && spec.valueSource === "orders" ? "t.conv_id != ''" : "t.cid != ''";
+  // Derived touches come with the conversion they belong to; raw ones with their identity.
+  const derived = options.derived !== undefined && spec.valueSource === "orders";
+  const matched = derived ? "t.conv_id != ''" : "t.cid != ''";
   const inWindow =
     `${matched} AND t.touch_time <= c.ts` +
     (windowDays < 0 ? "" : ` AND t.touch_time > subtractDays(c.ts, ${b.bind(windowDays, "Int64")})`);
@@ -69,9 +70,8 @@ export function emitAttribution(
   WHERE ${spec.convWhere}
 )`;
   const tdimExpr = touchDim ? `toString(${FIELD_BY_NAME.get(touchDim)!.column})` : "''";
-  const derived = options.derived === true && spec.valueSource === "orders";
   const touchCtes = derived
-    ? derivedTouchCtes(p, spec, tdimExpr, lookbackStart)
+    ? derivedTouchCtes(p, spec, tdimExpr, lookbackStart, options.derived!.fresh)
     : [
         `tp AS (
   SELECT if(h.new != '', h.new, t.canonical_id) AS cid, t.touch_time AS touch_time, t.event_id AS event_id, ${tdimExpr} AS tdim
@@ -145,28 +145,29 @@ ${groupBy(ctx.granularity, dimKeys)}`;
 
 /**
  * Touches from the derived `conversion_touches` (docs/derived-tables.md), one row per touch and
- * conversion (`tp`: conv_id, conv_ts, touch_time, event_id, tdim). Conversions whose identity has a
- * row ingested after the table's watermark (`rc`) are answered from raw touches instead, so the
- * answer equals the raw path's whatever the derived table has caught up with.
+ * conversion (`tp`: conv_id, conv_ts, touch_time, event_id, tdim). Conversions of the identities with
+ * a row ingested after the table's watermark — their stored ids are bound as `fresh` when the
+ * statement runs — are answered from raw touches instead (`rc`), so the answer equals the raw path's
+ * whatever the derived table has caught up with.
  */
 function derivedTouchCtes(
   p: ReturnType<typeof placeholders>,
   spec: AttributionSpec,
   tdimExpr: string,
   lookbackStart: string,
+  fresh: string,
 ): string[] {
   const inRange = `created_at >= ${p.start} AND created_at < ${p.end}`;
   return [
-    changedIdentitiesCtes(p.pixel, watermarkSql(p.pixel)),
     `rc AS (
   SELECT o.order_id AS conv_id, o.created_at AS conv_ts, if(h.new != '', h.new, o.canonical_id) AS cid
   FROM (SELECT order_id, created_at, canonical_id FROM orders FINAL
-    WHERE pixel_id = ${p.pixel} AND ${inRange} AND canonical_id IN (SELECT id FROM changed_ids)) AS o
+    WHERE pixel_id = ${p.pixel} AND ${inRange} AND canonical_id IN ${fresh}) AS o
   LEFT JOIN hops AS h ON h.old = o.canonical_id
 )`,
     `tp AS (
   SELECT rc.conv_id AS conv_id, rc.conv_ts AS conv_ts, t.touch_time AS touch_time, t.event_id AS event_id, ${tdimExpr} AS tdim
-  FROM (SELECT * FROM touchpoints WHERE pixel_id = ${p.pixel} AND canonical_id IN (SELECT id FROM changed_ids)
+  FROM (SELECT * FROM touchpoints WHERE pixel_id = ${p.pixel} AND canonical_id IN ${fresh}
     AND touch_time < ${p.end}${lookbackStart}) AS t
   LEFT JOIN hops AS h ON h.old = t.canonical_id
   INNER JOIN rc ON rc.cid = if(h.new != '', h.new, t.canonical_id)

@@ -68,15 +68,15 @@ GROUP BY d0, d1
 
 -- statement 2 of 2: attribution, primary, from the derived tables
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
-fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
+fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p3:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
-  FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p0:String} AND created_at >= {p3:DateTime64(3, 'UTC')} AND created_at < {p4:DateTime64(3, 'UTC')}) AS o
+  FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p1:String} AND created_at >= {p4:DateTime64(3, 'UTC')} AND created_at < {p5:DateTime64(3, 'UTC')}) AS o
   WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
 ),
 hops AS (
   SELECT alias_value AS old, argMax(canonical_id, version) AS new FROM identity_links
-  WHERE pixel_id = {p0:String} AND alias_type = 'canonical' GROUP BY alias_value
+  WHERE pixel_id = {p1:String} AND alias_type = 'canonical' GROUP BY alias_value
 ),
 conv AS (
   SELECT o.order_id AS conv_id, o.created_at AS ts, if(h.new != '', h.new, o.canonical_id) AS cid,
@@ -84,51 +84,38 @@ conv AS (
     toFloat64(o.total_price) AS value, ifNull(rf.refunded, 0.) AS refunded,
     ifNull(rf.refund_missing, '') AS refund_missing, toString(o.country) AS d1
   FROM co AS o LEFT JOIN hops AS h ON h.old = o.canonical_id
-  LEFT JOIN (SELECT q.order_id AS order_id, sum(toFloat64(q.amount) * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate))) AS refunded, minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS refund_missing
+  LEFT JOIN (SELECT q.order_id AS order_id, sum(toFloat64(q.amount) * if(q.cur = {p3:String}, 1., if({p3:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate))) AS refunded, minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p3:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '')), multiIf(q.cur = {p3:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '') != '') AS refund_missing
     FROM (SELECT order_id, amount, currency AS cur, toDate(created_at) AS fx_day, toUInt8(1) AS fx_k
-      FROM refunds FINAL WHERE pixel_id = {p0:String}) AS q
+      FROM refunds FINAL WHERE pixel_id = {p1:String}) AS q
     ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
     ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
     GROUP BY q.order_id) AS rf ON rf.order_id = o.order_id
-  WHERE o.created_at >= {p3:DateTime64(3, 'UTC')} AND o.created_at < {p4:DateTime64(3, 'UTC')} AND 1
-),
-changed AS (
-  SELECT if(h.new != '', h.new, x.id) AS cid FROM (
-    SELECT canonical_id AS id FROM touchpoints WHERE pixel_id = {p0:String} AND ingested_at > (SELECT if(count() = 0, toDateTime64('1900-01-01 00:00:00.000', 3, 'UTC'), max(watermark)) FROM derived_watermarks WHERE pixel_id = {p0:String} AND name = 'conversion_touches')
-    UNION ALL
-    SELECT canonical_id AS id FROM identity_links
-    WHERE pixel_id = {p0:String} AND alias_type = 'canonical' AND ingested_at > (SELECT if(count() = 0, toDateTime64('1900-01-01 00:00:00.000', 3, 'UTC'), max(watermark)) FROM derived_watermarks WHERE pixel_id = {p0:String} AND name = 'conversion_touches')
-    UNION ALL
-    SELECT canonical_id AS id FROM orders WHERE pixel_id = {p0:String} AND ingested_at > (SELECT if(count() = 0, toDateTime64('1900-01-01 00:00:00.000', 3, 'UTC'), max(watermark)) FROM derived_watermarks WHERE pixel_id = {p0:String} AND name = 'conversion_touches')
-  ) AS x LEFT JOIN hops AS h ON h.old = x.id
-),
-changed_ids AS (
-  SELECT cid AS id FROM changed UNION ALL SELECT old AS id FROM hops WHERE new IN (SELECT cid FROM changed)
+  WHERE o.created_at >= {p4:DateTime64(3, 'UTC')} AND o.created_at < {p5:DateTime64(3, 'UTC')} AND 1
 ),
 rc AS (
   SELECT o.order_id AS conv_id, o.created_at AS conv_ts, if(h.new != '', h.new, o.canonical_id) AS cid
   FROM (SELECT order_id, created_at, canonical_id FROM orders FINAL
-    WHERE pixel_id = {p0:String} AND created_at >= {p3:DateTime64(3, 'UTC')} AND created_at < {p4:DateTime64(3, 'UTC')} AND canonical_id IN (SELECT id FROM changed_ids)) AS o
+    WHERE pixel_id = {p1:String} AND created_at >= {p4:DateTime64(3, 'UTC')} AND created_at < {p5:DateTime64(3, 'UTC')} AND canonical_id IN {p0:Array(String)}) AS o
   LEFT JOIN hops AS h ON h.old = o.canonical_id
 ),
 tp AS (
   SELECT rc.conv_id AS conv_id, rc.conv_ts AS conv_ts, t.touch_time AS touch_time, t.event_id AS event_id, toString(t.channel) AS tdim
-  FROM (SELECT * FROM touchpoints WHERE pixel_id = {p0:String} AND canonical_id IN (SELECT id FROM changed_ids)
-    AND touch_time < {p4:DateTime64(3, 'UTC')} AND touch_time > subtractDays({p3:DateTime64(3, 'UTC')}, {p7:Int64})) AS t
+  FROM (SELECT * FROM touchpoints WHERE pixel_id = {p1:String} AND canonical_id IN {p0:Array(String)}
+    AND touch_time < {p5:DateTime64(3, 'UTC')} AND touch_time > subtractDays({p4:DateTime64(3, 'UTC')}, {p8:Int64})) AS t
   LEFT JOIN hops AS h ON h.old = t.canonical_id
   INNER JOIN rc ON rc.cid = if(h.new != '', h.new, t.canonical_id)
   WHERE 1
   UNION ALL
   SELECT d.order_id AS conv_id, d.created_at AS conv_ts, t.touch_time AS touch_time, t.event_id AS event_id, toString(t.channel) AS tdim
-  FROM (SELECT * FROM conversion_touches FINAL WHERE pixel_id = {p0:String} AND created_at >= {p3:DateTime64(3, 'UTC')} AND created_at < {p4:DateTime64(3, 'UTC')}) AS d
+  FROM (SELECT * FROM conversion_touches FINAL WHERE pixel_id = {p1:String} AND created_at >= {p4:DateTime64(3, 'UTC')} AND created_at < {p5:DateTime64(3, 'UTC')}) AS d
   ARRAY JOIN d.touches AS t
   WHERE d.order_id NOT IN (SELECT conv_id FROM rc) AND 1
 ),
 credited AS (
   SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, any(c.fx_k) AS fx_k,
     any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing, any(c.d1) AS d1,
-    countIf(t.conv_id != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p8:Int64})) AS touches,
-    argMinIf(t.tdim, (t.touch_time, t.event_id), t.conv_id != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p8:Int64})) AS first_dim
+    countIf(t.conv_id != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p9:Int64})) AS touches,
+    argMinIf(t.tdim, (t.touch_time, t.event_id), t.conv_id != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p9:Int64})) AS first_dim
   FROM conv AS c LEFT JOIN tp AS t ON t.conv_id = c.conv_id AND t.conv_ts = c.ts
   GROUP BY c.conv_id
 )
@@ -136,9 +123,9 @@ SELECT toUInt32(0) AS bucket,
   r.credit AS d0,
   r.d1 AS d1,
   toFloat64(countIf(1)) AS attr_orders,
-  sumIf(r.value * if(r.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate)) - r.refunded, 1) AS attr_revenue,
+  sumIf(r.value * if(r.cur = {p3:String}, 1., if({p3:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate)) - r.refunded, 1) AS attr_revenue,
   toFloat64(count()) AS conversions,
-  arrayMin(arrayFilter(x -> x != '', [minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != ''), minIf(r.refund_missing, r.refund_missing != '')])) AS fx_missing,
+  arrayMin(arrayFilter(x -> x != '', [minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p3:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '')), multiIf(r.cur = {p3:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '') != ''), minIf(r.refund_missing, r.refund_missing != '')])) AS fx_missing,
   toUInt8(2) AS is_total
 FROM (SELECT *, arrayJoin([if(touches = 0, '(none)', if(first_dim = '', '(not set)', first_dim))]) AS credit FROM credited) AS r
 ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
@@ -146,12 +133,13 @@ ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
 GROUP BY d0, d1
 
 -- parameters:
---   p0   String                "px_golden"
---   p1   (not referenced)      "UTC"
---   p2   String                "USD"
---   p3   DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
---   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
---   p5   (not referenced)      "2026-03-01"
---   p6   (not referenced)      "2026-03-07"
---   p7   Int64                 7
+--   p0   Array(String)         []
+--   p1   String                "px_golden"
+--   p2   (not referenced)      "UTC"
+--   p3   String                "USD"
+--   p4   DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
+--   p5   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
+--   p6   (not referenced)      "2026-03-01"
+--   p7   (not referenced)      "2026-03-07"
 --   p8   Int64                 7
+--   p9   Int64                 7

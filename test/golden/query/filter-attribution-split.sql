@@ -69,15 +69,15 @@ GROUP BY GROUPING SETS ((bucket), ())
 
 -- statement 2 of 2: attribution, primary, from the derived tables
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
-fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p5:String}),
+fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p6:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
-  FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p3:String} AND created_at >= {p6:DateTime64(3, 'UTC')} AND created_at < {p7:DateTime64(3, 'UTC')}) AS o
+  FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p4:String} AND created_at >= {p7:DateTime64(3, 'UTC')} AND created_at < {p8:DateTime64(3, 'UTC')}) AS o
   WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
 ),
 hops AS (
   SELECT alias_value AS old, argMax(canonical_id, version) AS new FROM identity_links
-  WHERE pixel_id = {p3:String} AND alias_type = 'canonical' GROUP BY alias_value
+  WHERE pixel_id = {p4:String} AND alias_type = 'canonical' GROUP BY alias_value
 ),
 conv AS (
   SELECT o.order_id AS conv_id, o.created_at AS ts, if(h.new != '', h.new, o.canonical_id) AS cid,
@@ -85,59 +85,46 @@ conv AS (
     toFloat64(o.total_price) AS value, ifNull(rf.refunded, 0.) AS refunded,
     ifNull(rf.refund_missing, '') AS refund_missing
   FROM co AS o LEFT JOIN hops AS h ON h.old = o.canonical_id
-  LEFT JOIN (SELECT q.order_id AS order_id, sum(toFloat64(q.amount) * if(q.cur = {p5:String}, 1., if({p5:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate))) AS refunded, minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p5:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p5:String} != 'USD' AND ft.rate = 0, {p5:String}, '')), multiIf(q.cur = {p5:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p5:String} != 'USD' AND ft.rate = 0, {p5:String}, '') != '') AS refund_missing
+  LEFT JOIN (SELECT q.order_id AS order_id, sum(toFloat64(q.amount) * if(q.cur = {p6:String}, 1., if({p6:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate))) AS refunded, minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p6:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p6:String} != 'USD' AND ft.rate = 0, {p6:String}, '')), multiIf(q.cur = {p6:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p6:String} != 'USD' AND ft.rate = 0, {p6:String}, '') != '') AS refund_missing
     FROM (SELECT order_id, amount, currency AS cur, toDate(created_at) AS fx_day, toUInt8(1) AS fx_k
-      FROM refunds FINAL WHERE pixel_id = {p3:String}) AS q
+      FROM refunds FINAL WHERE pixel_id = {p4:String}) AS q
     ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
     ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
     GROUP BY q.order_id) AS rf ON rf.order_id = o.order_id
-  WHERE o.created_at >= {p6:DateTime64(3, 'UTC')} AND o.created_at < {p7:DateTime64(3, 'UTC')} AND ((o.country = {p0:String}))
-),
-changed AS (
-  SELECT if(h.new != '', h.new, x.id) AS cid FROM (
-    SELECT canonical_id AS id FROM touchpoints WHERE pixel_id = {p3:String} AND ingested_at > (SELECT if(count() = 0, toDateTime64('1900-01-01 00:00:00.000', 3, 'UTC'), max(watermark)) FROM derived_watermarks WHERE pixel_id = {p3:String} AND name = 'conversion_touches')
-    UNION ALL
-    SELECT canonical_id AS id FROM identity_links
-    WHERE pixel_id = {p3:String} AND alias_type = 'canonical' AND ingested_at > (SELECT if(count() = 0, toDateTime64('1900-01-01 00:00:00.000', 3, 'UTC'), max(watermark)) FROM derived_watermarks WHERE pixel_id = {p3:String} AND name = 'conversion_touches')
-    UNION ALL
-    SELECT canonical_id AS id FROM orders WHERE pixel_id = {p3:String} AND ingested_at > (SELECT if(count() = 0, toDateTime64('1900-01-01 00:00:00.000', 3, 'UTC'), max(watermark)) FROM derived_watermarks WHERE pixel_id = {p3:String} AND name = 'conversion_touches')
-  ) AS x LEFT JOIN hops AS h ON h.old = x.id
-),
-changed_ids AS (
-  SELECT cid AS id FROM changed UNION ALL SELECT old AS id FROM hops WHERE new IN (SELECT cid FROM changed)
+  WHERE o.created_at >= {p7:DateTime64(3, 'UTC')} AND o.created_at < {p8:DateTime64(3, 'UTC')} AND ((o.country = {p1:String}))
 ),
 rc AS (
   SELECT o.order_id AS conv_id, o.created_at AS conv_ts, if(h.new != '', h.new, o.canonical_id) AS cid
   FROM (SELECT order_id, created_at, canonical_id FROM orders FINAL
-    WHERE pixel_id = {p3:String} AND created_at >= {p6:DateTime64(3, 'UTC')} AND created_at < {p7:DateTime64(3, 'UTC')} AND canonical_id IN (SELECT id FROM changed_ids)) AS o
+    WHERE pixel_id = {p4:String} AND created_at >= {p7:DateTime64(3, 'UTC')} AND created_at < {p8:DateTime64(3, 'UTC')} AND canonical_id IN {p0:Array(String)}) AS o
   LEFT JOIN hops AS h ON h.old = o.canonical_id
 ),
 tp AS (
   SELECT rc.conv_id AS conv_id, rc.conv_ts AS conv_ts, t.touch_time AS touch_time, t.event_id AS event_id, '' AS tdim
-  FROM (SELECT * FROM touchpoints WHERE pixel_id = {p3:String} AND canonical_id IN (SELECT id FROM changed_ids)
-    AND touch_time < {p7:DateTime64(3, 'UTC')} AND touch_time > subtractDays({p6:DateTime64(3, 'UTC')}, {p10:Int64})) AS t
+  FROM (SELECT * FROM touchpoints WHERE pixel_id = {p4:String} AND canonical_id IN {p0:Array(String)}
+    AND touch_time < {p8:DateTime64(3, 'UTC')} AND touch_time > subtractDays({p7:DateTime64(3, 'UTC')}, {p11:Int64})) AS t
   LEFT JOIN hops AS h ON h.old = t.canonical_id
   INNER JOIN rc ON rc.cid = if(h.new != '', h.new, t.canonical_id)
-  WHERE ((t.source = {p1:String}) AND ((t.medium = {p2:String}) OR (t.click_id_type != '')))
+  WHERE ((t.source = {p2:String}) AND ((t.medium = {p3:String}) OR (t.click_id_type != '')))
   UNION ALL
   SELECT d.order_id AS conv_id, d.created_at AS conv_ts, t.touch_time AS touch_time, t.event_id AS event_id, '' AS tdim
-  FROM (SELECT * FROM conversion_touches FINAL WHERE pixel_id = {p3:String} AND created_at >= {p6:DateTime64(3, 'UTC')} AND created_at < {p7:DateTime64(3, 'UTC')}) AS d
+  FROM (SELECT * FROM conversion_touches FINAL WHERE pixel_id = {p4:String} AND created_at >= {p7:DateTime64(3, 'UTC')} AND created_at < {p8:DateTime64(3, 'UTC')}) AS d
   ARRAY JOIN d.touches AS t
-  WHERE d.order_id NOT IN (SELECT conv_id FROM rc) AND ((t.source = {p1:String}) AND ((t.medium = {p2:String}) OR (t.click_id_type != '')))
+  WHERE d.order_id NOT IN (SELECT conv_id FROM rc) AND ((t.source = {p2:String}) AND ((t.medium = {p3:String}) OR (t.click_id_type != '')))
 ),
 credited AS (
   SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, any(c.fx_k) AS fx_k,
     any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing,
-    countIf(t.conv_id != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p11:Int64})) AS touches,
-    argMaxIf(t.tdim, (t.touch_time, t.event_id), t.conv_id != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p11:Int64})) AS last_dim
+    countIf(t.conv_id != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p12:Int64})) AS touches,
+    argMaxIf(t.tdim, (t.touch_time, t.event_id), t.conv_id != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p12:Int64})) AS last_dim
   FROM conv AS c LEFT JOIN tp AS t ON t.conv_id = c.conv_id AND t.conv_ts = c.ts
   GROUP BY c.conv_id
 )
-SELECT toUnixTimestamp(toStartOfDay(r.ts, {p4:String})) AS bucket,
+SELECT toUnixTimestamp(toStartOfDay(r.ts, {p5:String})) AS bucket,
   toFloat64(countIf(r.touches > 0)) AS attr_orders,
-  sumIf(r.value * if(r.cur = {p5:String}, 1., if({p5:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate)) - r.refunded, r.touches > 0) AS attr_revenue,
+  sumIf(r.value * if(r.cur = {p6:String}, 1., if({p6:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate)) - r.refunded, r.touches > 0) AS attr_revenue,
   toFloat64(count()) AS conversions,
-  arrayMin(arrayFilter(x -> x != '', [minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p5:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p5:String} != 'USD' AND ft.rate = 0, {p5:String}, '')), multiIf(r.cur = {p5:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p5:String} != 'USD' AND ft.rate = 0, {p5:String}, '') != ''), minIf(r.refund_missing, r.refund_missing != '')])) AS fx_missing,
+  arrayMin(arrayFilter(x -> x != '', [minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p6:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p6:String} != 'USD' AND ft.rate = 0, {p6:String}, '')), multiIf(r.cur = {p6:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p6:String} != 'USD' AND ft.rate = 0, {p6:String}, '') != ''), minIf(r.refund_missing, r.refund_missing != '')])) AS fx_missing,
   grouping(bucket) AS is_total
 FROM (SELECT *, arrayJoin(['']) AS credit FROM credited) AS r
 ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
@@ -145,15 +132,16 @@ ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
 GROUP BY GROUPING SETS ((bucket), ())
 
 -- parameters:
---   p0   String                "US"
---   p1   String                "google"
---   p2   String                "cpc"
---   p3   String                "px_golden"
---   p4   String                "UTC"
---   p5   String                "USD"
---   p6   DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
---   p7   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
---   p8   (not referenced)      "2026-03-01"
---   p9   (not referenced)      "2026-03-07"
---   p10  Int64                 30
+--   p0   Array(String)         []
+--   p1   String                "US"
+--   p2   String                "google"
+--   p3   String                "cpc"
+--   p4   String                "px_golden"
+--   p5   String                "UTC"
+--   p6   String                "USD"
+--   p7   DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
+--   p8   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
+--   p9   (not referenced)      "2026-03-01"
+--   p10  (not referenced)      "2026-03-07"
 --   p11  Int64                 30
+--   p12  Int64                 30
