@@ -23,6 +23,7 @@ import { registerConsumer } from "./metrics.js";
 import { PixelService } from "./pixels/service.js";
 import { loadVariantCostFacts } from "./products/facts.js";
 import { ProductService } from "./products/service.js";
+import { StatementReaders } from "./query/readers.js";
 import { QueryService } from "./query/service.js";
 import { DataVersions } from "./shared/data-version.js";
 import type { Stores } from "./stores/index.js";
@@ -119,7 +120,12 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
   registerConsumer("forwarding", () => forwarder.queue.backlog());
   registerConsumer(RECALC_GROUP, () => recalcWorker.lag());
   registerConsumer(IDENTITY_GROUP, () => identityWorker.lag());
-  const freshIds = new FreshIds(stores.warehouse);
+  // 0 readers: statements run on the warehouse's own connection.
+  const readers =
+    config.QUERY_READERS > 0
+      ? new StatementReaders(() => stores.warehouse.openReader(), config.QUERY_READERS)
+      : undefined;
+  const freshIds = new FreshIds(readers ?? stores.warehouse);
   const derivedWorker = new DerivedWorker(stores.warehouse, {
     log,
     marginMs: config.DERIVED_MARGIN_MS,

@@ -11,7 +11,7 @@ import { freshIdsSql, MAX_FRESH_IDS } from "./conversion-touches.js";
 export class FreshIds {
   private readonly kept = new LRUCache<string, { ids: string[] | null }>({ max: 2000 });
 
-  constructor(private readonly warehouse: WarehouseStore) {}
+  constructor(private readonly warehouse: Pick<WarehouseStore, "query">) {}
 
   /** null: more than MAX_FRESH_IDS; the caller reads everything raw. */
   async of(pixelId: string, version: string): Promise<string[] | null> {

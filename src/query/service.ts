@@ -20,6 +20,7 @@ import {
   planGeneral,
   type QueryPlan,
 } from "./plan.js";
+import type { StatementReaders } from "./readers.js";
 import {
   type QueryEnvironment,
   resolveAttribution,
@@ -77,10 +78,17 @@ export class QueryService {
        * raw for a pixel at a data version (null: read everything raw). Absent: raw data only.
        */
       freshIds?: (pixelId: string, version: string) => Promise<string[] | null>;
+      /** Where statements run (side by side); absent: on the warehouse itself. */
+      readers?: StatementReaders;
     },
   ) {
     const ttl = deps.accountCacheMs ?? 0;
     this.accounts = ttl > 0 ? new LRUCache({ max: 10_000, ttl }) : null;
+  }
+
+  /** Where statements run: the readers when there are, else the warehouse itself. */
+  private get reader(): Pick<WarehouseStore, "query"> {
+    return this.deps.readers ?? this.deps.warehouse;
   }
 
   async general(accountId: string, q: GeneralQuery, opts: RunOptions): Promise<QueryAnswer> {
@@ -147,7 +155,7 @@ export class QueryService {
       day: env.now.toISOString().slice(0, 10),
     };
     return this.cached(accountId, q.pixelId, normalized, opts, async (version) => {
-      const entities = await this.deps.warehouse.query<Record<string, unknown>>(page.sql, page.params);
+      const entities = await this.reader.query<Record<string, unknown>>(page.sql, page.params);
       if (!q.measures || entities.length === 0) return shapeChannelPage(q, entities, null);
       const plan = planChannelMeasures(
         resolved,
@@ -171,7 +179,7 @@ export class QueryService {
       q.pixelId,
       { cohorts: stable, day: plan.now.slice(0, 10) },
       opts,
-      async () => shapeCohorts(plan, await this.deps.warehouse.query(plan.sql, plan.params)),
+      async () => shapeCohorts(plan, await this.reader.query(plan.sql, plan.params)),
     );
   }
 
@@ -189,10 +197,7 @@ export class QueryService {
       plan.statements.map(async (statement) => {
         const d = statement.derived;
         const run = d && fresh ? { sql: d.sql, params: { ...d.params, [d.freshParam]: fresh } } : statement;
-        return {
-          statement,
-          rows: await this.deps.warehouse.query<Record<string, unknown>>(run.sql, run.params),
-        };
+        return { statement, rows: await this.reader.query<Record<string, unknown>>(run.sql, run.params) };
       }),
     );
   }

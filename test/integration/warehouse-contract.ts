@@ -37,7 +37,30 @@ export function warehouseContract(
       await opened?.close();
     });
 
-    it("binds every parameter type the compiler uses, as values (never SQL text)", async () => {
+    // On a reader too: chDB binds there through session parameters, not the process-wide bound queue.
+    it("binds every parameter type the compiler uses, as values (never SQL text), on the store and a reader", async () => {
+      const reader = await wh.openReader();
+      try {
+        for (const on of [wh, reader]) await bindsEveryType(on);
+        // Without a map: every value goes through the session's parameters on a chDB reader.
+        const arrays = {
+          arr: ["a'b", "c\\d", "", "tab\tnew\nline", "[x]", "y,z", "🎉"],
+          nums: [1, 4294967295],
+          e: [],
+        };
+        for (const on of [wh, reader]) {
+          const [row] = await on.query<Record<string, unknown>>(
+            "SELECT {arr:Array(String)} AS arr, {nums:Array(UInt32)} AS nums, {e:Array(String)} AS e, 'y,z' IN {arr:Array(String)} AS found",
+            arrays,
+          );
+          expect(row).toEqual({ ...arrays, found: 1 });
+        }
+      } finally {
+        await reader.close();
+      }
+    });
+
+    async function bindsEveryType(wh: WarehouseStore): Promise<void> {
       const hostile = "x'); DROP TABLE t; -- \\ \" ünïcødé 🎉\nline2";
       const [row] = await wh.query<Record<string, unknown>>(
         `SELECT {s:String} AS s, {i32:Int32} AS i32, {i64:Int64} AS i64, toString({u64:UInt64}) AS u64,
@@ -55,7 +78,7 @@ export function warehouseContract(
           b: true,
           day: "2026-03-29",
           ts: new Date("2026-03-29T01:02:03.456Z"),
-          arr: ["a'b", "c\\d", ""],
+          arr: ["a'b", "c\\d", "", "tab\tnew\nline", "[x]", "y,z"],
           nums: [1, 2, 4294967295],
           n: null,
           m: { "k'1": "v'1", k2: "" },
@@ -74,7 +97,7 @@ export function warehouseContract(
         b: true,
         day: "2026-03-29",
         ts: "2026-03-29 01:02:03.456",
-        arr: ["a'b", "c\\d", ""],
+        arr: ["a'b", "c\\d", "", "tab\tnew\nline", "[x]", "y,z"],
         nums: [1, 2, 4294967295],
         n: null,
         m: { "k'1": "v'1", k2: "" },
@@ -82,7 +105,7 @@ export function warehouseContract(
         lc: "paid_social",
         empty: [],
       });
-    });
+    }
 
     it("returns 64-bit aggregates as numbers and decimals as numbers", async () => {
       const [row] = await wh.query<{ c: number; s: number }>(

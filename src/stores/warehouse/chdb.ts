@@ -247,8 +247,9 @@ export class ChdbWarehouse implements WarehouseStore {
   }
 
   private async setParams(scalars: readonly [string, string][], signal?: AbortSignal): Promise<void> {
-    for (const [name, value] of scalars) {
-      await this.session.queryAsync(`SET param_${name} = ${stringLiteral(value)}`, { format: "TSV" });
+    if (scalars.length > 0) {
+      const list = scalars.map(([name, value]) => `param_${name} = ${stringLiteral(value)}`).join(", ");
+      await this.session.queryAsync(`SET ${list}`, { format: "TSV" });
     }
     if (signal?.aborted) throw cancelled();
   }
@@ -306,13 +307,34 @@ const cancelled = () => classifyWarehouseError("Query was cancelled (the caller 
 function sessionParams(wire: ReturnType<typeof toWireParams>): [string, string][] | undefined {
   const out: [string, string][] = [];
   for (const [name, value] of Object.entries(wire)) {
-    // Parameter values are read in the engine's escaped text form, as HTTP `param_x` values are.
-    if (typeof value === "string") out.push([name, escapeParamText(value)]);
-    else if (typeof value === "number" || typeof value === "boolean") out.push([name, String(value)]);
-    else return undefined;
-    if (out[out.length - 1]![1].includes("\0")) return undefined;
+    const text = paramText(value, false);
+    if (text === undefined || text.includes("\0")) return undefined;
+    // A scalar is read in the engine's escaped text form, as HTTP `param_x` values are; an array is
+    // parsed as its literal, whose quoted elements carry their own escapes.
+    out.push([name, Array.isArray(value) ? text : escapeParamText(text)]);
   }
   return out;
+}
+
+/**
+ * A value as the text the engine parses for its declared type: scalars as they are, an array as its
+ * literal with quoted strings (so `Array(String)` filters and id lists need not take the bound queue).
+ * Maps and tuples are left to queryBind (undefined).
+ */
+function paramText(value: ReturnType<typeof toWireParams>[string], inArray: boolean): string | undefined {
+  if (typeof value === "string") return inArray ? stringLiteral(value) : value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (value === null) return inArray ? "NULL" : undefined;
+  if (Array.isArray(value)) {
+    const items: string[] = [];
+    for (const v of value) {
+      const t = paramText(v, true);
+      if (t === undefined) return undefined;
+      items.push(t);
+    }
+    return `[${items.join(",")}]`;
+  }
+  return undefined;
 }
 
 const PARAM_ESCAPES: Record<string, string> = {

@@ -36,7 +36,7 @@ tp AS (
   WHERE ((t.channel IN {p1:Array(String)}))
 ),
 credited AS (
-  SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, any(c.fx_k) AS fx_k,
+  SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, toUInt8(1) AS fx_k,
     any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing,
     countIf(t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p10:Int64})) AS touches,
     groupUniqArrayIf(t.tdim, t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p10:Int64})) AS any_dims
@@ -115,7 +115,7 @@ tp AS (
   WHERE d.order_id NOT IN (SELECT conv_id FROM rc) AND ((t.channel IN {p2:Array(String)}))
 ),
 credited AS (
-  SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, any(c.fx_k) AS fx_k,
+  SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, toUInt8(1) AS fx_k,
     any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing,
     countIf(t.conv_id != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p11:Int64})) AS touches,
     groupUniqArrayIf(t.tdim, t.conv_id != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p11:Int64})) AS any_dims

@@ -124,7 +124,7 @@ tp AS (
   WHERE 1
 ),
 credited AS (
-  SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, any(c.fx_k) AS fx_k,
+  SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, toUInt8(1) AS fx_k,
     any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing,
     countIf(t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p8:Int64})) AS touches,
     argMaxIf(t.tdim, (t.touch_time, t.event_id), t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p8:Int64})) AS last_dim
@@ -199,7 +199,7 @@ tp AS (
   WHERE d.order_id NOT IN (SELECT conv_id FROM rc) AND 1
 ),
 credited AS (
-  SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, any(c.fx_k) AS fx_k,
+  SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, toUInt8(1) AS fx_k,
     any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing,
     countIf(t.conv_id != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p9:Int64})) AS touches,
     argMaxIf(t.tdim, (t.touch_time, t.event_id), t.conv_id != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p9:Int64})) AS last_dim
