@@ -38,16 +38,20 @@ credited AS (
   FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
   GROUP BY c.conv_id
 )
-SELECT toUInt32(0) AS bucket,
-  r.credit AS d0,
-  toFloat64(countIf(1)) AS attr_orders,
-  sumIf(r.value * if(r.cur = {p3:String}, 1., if({p3:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate)) - r.refunded, 1) AS attr_revenue,
-  toFloat64(count()) AS conversions,
-  arrayMin(arrayFilter(x -> x != '', [minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p3:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '')), multiIf(r.cur = {p3:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '') != ''), minIf(r.refund_missing, r.refund_missing != '')])) AS fx_missing,
+SELECT any(q.bucket) AS bucket,
+  q.d0 AS d0,
+  toFloat64(sum(q.attributed)) AS attr_orders,
+  sum(q.value * if(q.cur = {p3:String}, 1., if({p3:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)) - q.refunded) AS attr_revenue,
+  toFloat64(sum(q.conversions)) AS conversions,
+  arrayMin(arrayFilter(x -> x != '', [minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p3:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '')), multiIf(q.cur = {p3:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '') != ''), minIf(q.refund_missing, q.refund_missing != '')])) AS fx_missing,
   toUInt8(2) AS is_total
-FROM (SELECT *, arrayJoin([if(touches = 0, '(none)', if(last_dim = '', '(not set)', last_dim))]) AS credit FROM credited) AS r
-ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
-ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
+FROM (
+  SELECT toUInt32(0) AS bucket, r.credit AS d0, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, countIf(1) AS attributed, sumIf(r.value, 1) AS value, sumIf(r.refunded, 1) AS refunded, count() AS conversions, minIf(r.refund_missing, r.refund_missing != '') AS refund_missing
+  FROM (SELECT *, arrayJoin([if(touches = 0, '(none)', if(last_dim = '', '(not set)', last_dim))]) AS credit FROM credited) AS r
+  GROUP BY d0, cur, fx_day
+) AS q
+ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
 GROUP BY d0
 
 -- parameters:

@@ -86,16 +86,20 @@ credited AS (
   FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
   GROUP BY c.conv_id
 )
-SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket,
-  r.credit AS d0,
-  toFloat64(countIf(1)) AS attr_orders,
-  sumIf(r.value * if(r.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate)) - r.refunded, 1) AS attr_revenue,
-  toFloat64(count()) AS conversions,
-  arrayMin(arrayFilter(x -> x != '', [minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != ''), minIf(r.refund_missing, r.refund_missing != '')])) AS fx_missing,
+SELECT q.bucket AS bucket,
+  q.d0 AS d0,
+  toFloat64(sum(q.attributed)) AS attr_orders,
+  sum(q.value * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)) - q.refunded) AS attr_revenue,
+  toFloat64(sum(q.conversions)) AS conversions,
+  arrayMin(arrayFilter(x -> x != '', [minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != ''), minIf(q.refund_missing, q.refund_missing != '')])) AS fx_missing,
   grouping(bucket) AS is_total
-FROM (SELECT *, arrayJoin([if(touches = 0, '(none)', if(first_dim = '', '(not set)', first_dim))]) AS credit FROM credited) AS r
-ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
-ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
+FROM (
+  SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket, r.credit AS d0, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, countIf(1) AS attributed, sumIf(r.value, 1) AS value, sumIf(r.refunded, 1) AS refunded, count() AS conversions, minIf(r.refund_missing, r.refund_missing != '') AS refund_missing
+  FROM (SELECT *, arrayJoin([if(touches = 0, '(none)', if(first_dim = '', '(not set)', first_dim))]) AS credit FROM credited) AS r
+  GROUP BY bucket, d0, cur, fx_day
+) AS q
+ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
 GROUP BY GROUPING SETS ((bucket, d0), (d0))
 
 -- parameters:
@@ -117,16 +121,12 @@ co AS (
   FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p1:String} AND created_at >= {p4:DateTime64(3, 'UTC')} AND created_at < {p5:DateTime64(3, 'UTC')}) AS o
   WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
 ),
-hops AS (
-  SELECT alias_value AS old, argMax(canonical_id, version) AS new FROM identity_links
-  WHERE pixel_id = {p1:String} AND alias_type = 'canonical' GROUP BY alias_value
-),
 conv AS (
-  SELECT o.order_id AS conv_id, o.created_at AS ts, if(h.new != '', h.new, o.canonical_id) AS cid,
+  SELECT o.order_id AS conv_id, o.created_at AS ts, o.canonical_id AS cid,
     o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k,
     toFloat64(o.total_price) AS value, ifNull(rf.refunded, 0.) AS refunded,
     ifNull(rf.refund_missing, '') AS refund_missing
-  FROM co AS o LEFT JOIN hops AS h ON h.old = o.canonical_id
+  FROM co AS o
   LEFT JOIN (SELECT q.order_id AS order_id, sum(toFloat64(q.amount) * if(q.cur = {p3:String}, 1., if({p3:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate))) AS refunded, minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p3:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '')), multiIf(q.cur = {p3:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '') != '') AS refund_missing
     FROM (SELECT order_id, amount, currency AS cur, toDate(created_at) AS fx_day, toUInt8(1) AS fx_k
       FROM refunds FINAL WHERE pixel_id = {p1:String}) AS q
@@ -135,17 +135,21 @@ conv AS (
     GROUP BY q.order_id) AS rf ON rf.order_id = o.order_id
   WHERE o.created_at >= {p4:DateTime64(3, 'UTC')} AND o.created_at < {p5:DateTime64(3, 'UTC')} AND 1
 ),
+fresh_hops AS (
+  SELECT alias_value AS old, argMax(canonical_id, version) AS new FROM identity_links
+  WHERE pixel_id = {p1:String} AND alias_type = 'canonical' AND alias_value IN {p0:Array(String)} GROUP BY alias_value
+),
 rc AS (
   SELECT o.order_id AS conv_id, o.created_at AS conv_ts, if(h.new != '', h.new, o.canonical_id) AS cid
   FROM (SELECT order_id, created_at, canonical_id FROM orders FINAL
     WHERE pixel_id = {p1:String} AND created_at >= {p4:DateTime64(3, 'UTC')} AND created_at < {p5:DateTime64(3, 'UTC')} AND canonical_id IN {p0:Array(String)}) AS o
-  LEFT JOIN hops AS h ON h.old = o.canonical_id
+  LEFT JOIN fresh_hops AS h ON h.old = o.canonical_id
 ),
 tp AS (
   SELECT rc.conv_id AS conv_id, rc.conv_ts AS conv_ts, t.touch_time AS touch_time, t.event_id AS event_id, toString(t.adset_id) AS tdim
   FROM (SELECT * FROM touchpoints WHERE pixel_id = {p1:String} AND canonical_id IN {p0:Array(String)}
     AND touch_time < {p5:DateTime64(3, 'UTC')} AND touch_time > subtractDays({p4:DateTime64(3, 'UTC')}, {p8:Int64})) AS t
-  LEFT JOIN hops AS h ON h.old = t.canonical_id
+  LEFT JOIN fresh_hops AS h ON h.old = t.canonical_id
   INNER JOIN rc ON rc.cid = if(h.new != '', h.new, t.canonical_id)
   WHERE 1
   UNION ALL
@@ -154,24 +158,32 @@ tp AS (
   ARRAY JOIN d.touches AS t
   WHERE d.order_id NOT IN (SELECT conv_id FROM rc) AND 1
 ),
+tagg AS (
+  SELECT t.conv_id AS conv_id, t.conv_ts AS conv_ts, countIf(t.touch_time <= t.conv_ts AND t.touch_time > subtractDays(t.conv_ts, {p9:Int64})) AS touches,
+    argMinIf(t.tdim, (t.touch_time, t.event_id), t.touch_time <= t.conv_ts AND t.touch_time > subtractDays(t.conv_ts, {p9:Int64})) AS first_dim
+  FROM tp AS t
+  GROUP BY t.conv_id, t.conv_ts
+),
 credited AS (
-  SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, toUInt8(1) AS fx_k,
-    any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing,
-    countIf(t.conv_id != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p9:Int64})) AS touches,
-    argMinIf(t.tdim, (t.touch_time, t.event_id), t.conv_id != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p9:Int64})) AS first_dim
-  FROM conv AS c LEFT JOIN tp AS t ON t.conv_id = c.conv_id AND t.conv_ts = c.ts
-  GROUP BY c.conv_id
+  SELECT c.conv_id AS conv_id, c.ts AS ts, c.cur AS cur, c.fx_day AS fx_day, toUInt8(1) AS fx_k,
+    c.value AS value, c.refunded AS refunded, c.refund_missing AS refund_missing,
+    a.touches AS touches, a.first_dim AS first_dim
+  FROM conv AS c LEFT JOIN tagg AS a ON a.conv_id = c.conv_id AND a.conv_ts = c.ts
 )
-SELECT toUnixTimestamp(toStartOfDay(r.ts, {p2:String})) AS bucket,
-  r.credit AS d0,
-  toFloat64(countIf(1)) AS attr_orders,
-  sumIf(r.value * if(r.cur = {p3:String}, 1., if({p3:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate)) - r.refunded, 1) AS attr_revenue,
-  toFloat64(count()) AS conversions,
-  arrayMin(arrayFilter(x -> x != '', [minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p3:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '')), multiIf(r.cur = {p3:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '') != ''), minIf(r.refund_missing, r.refund_missing != '')])) AS fx_missing,
+SELECT q.bucket AS bucket,
+  q.d0 AS d0,
+  toFloat64(sum(q.attributed)) AS attr_orders,
+  sum(q.value * if(q.cur = {p3:String}, 1., if({p3:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)) - q.refunded) AS attr_revenue,
+  toFloat64(sum(q.conversions)) AS conversions,
+  arrayMin(arrayFilter(x -> x != '', [minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p3:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '')), multiIf(q.cur = {p3:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '') != ''), minIf(q.refund_missing, q.refund_missing != '')])) AS fx_missing,
   grouping(bucket) AS is_total
-FROM (SELECT *, arrayJoin([if(touches = 0, '(none)', if(first_dim = '', '(not set)', first_dim))]) AS credit FROM credited) AS r
-ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
-ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
+FROM (
+  SELECT toUnixTimestamp(toStartOfDay(r.ts, {p2:String})) AS bucket, r.credit AS d0, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, countIf(1) AS attributed, sumIf(r.value, 1) AS value, sumIf(r.refunded, 1) AS refunded, count() AS conversions, minIf(r.refund_missing, r.refund_missing != '') AS refund_missing
+  FROM (SELECT *, arrayJoin([if(touches = 0, '(none)', if(first_dim = '', '(not set)', first_dim))]) AS credit FROM credited) AS r
+  GROUP BY bucket, d0, cur, fx_day
+) AS q
+ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
 GROUP BY GROUPING SETS ((bucket, d0), (d0))
 
 -- parameters:
