@@ -52,25 +52,40 @@ changed_ids AS (
 const PIXEL = "{pixel:String}";
 
 /**
- * The refresh statement. Parameters: pixel, version (the rows' built_version), and `since` unless
- * `full`. Touches are sorted by (time, event id), the order credit ties are broken in.
+ * The refresh statement, over the orders of the identities with a row ingested after `{since}`, or
+ * (`month`) over the orders created in `{month}` (YYYYMM): a first build goes month by month, so its
+ * joins hold one month's identities at a time. Parameters: pixel, version (the rows' built_version),
+ * and since or month. Touches are sorted by (time, event id), the order credit ties are broken in.
  */
-export function refreshSql(full: boolean): string {
-  const only = full ? "" : " AND canonical_id IN (SELECT id FROM changed_ids)";
+export function refreshSql(scope: "since" | "month"): string {
+  const changed =
+    scope === "since"
+      ? changedIdentitiesCtes(PIXEL, "{since:DateTime64(3, 'UTC')}")
+      : `changed AS (
+  SELECT DISTINCT if(h.new != '', h.new, m.canonical_id) AS cid
+  FROM (SELECT canonical_id FROM orders FINAL WHERE pixel_id = ${PIXEL} AND toYYYYMM(created_at) = {month:UInt32}) AS m
+  LEFT JOIN hops AS h ON h.old = m.canonical_id
+),
+changed_ids AS (
+  SELECT cid AS id FROM changed UNION ALL SELECT old AS id FROM hops WHERE new IN (SELECT cid FROM changed)
+)`;
+  const only = " AND canonical_id IN (SELECT id FROM changed_ids)";
+  const month = scope === "month" ? " AND toYYYYMM(created_at) = {month:UInt32}" : "";
   const tuple = ["t.touch_time", "t.event_id", ...TOUCH_FIELDS.map((f) => `t.${f}`)].join(", ");
   return `INSERT INTO ${CONVERSION_TOUCHES} (pixel_id, order_id, created_at, built_version, touches)
-WITH ${hops(PIXEL)},${full ? "" : `\n${changedIdentitiesCtes(PIXEL, "{since:DateTime64(3, 'UTC')}")},`}
+WITH ${hops(PIXEL)},
+${changed},
 conv AS (
   SELECT o.order_id AS order_id, o.created_at AS created_at, if(h.new != '', h.new, o.canonical_id) AS cid
-  FROM (SELECT order_id, created_at, canonical_id FROM orders FINAL WHERE pixel_id = {pixel:String}${only}) AS o
+  FROM (SELECT order_id, created_at, canonical_id FROM orders FINAL WHERE pixel_id = ${PIXEL}${only}${month}) AS o
   LEFT JOIN hops AS h ON h.old = o.canonical_id
 ),
 tp AS (
   SELECT if(h.new != '', h.new, t.canonical_id) AS cid, t.touch_time AS touch_time, (${tuple}) AS touch
-  FROM (SELECT * FROM touchpoints WHERE pixel_id = {pixel:String}${only}) AS t
+  FROM (SELECT * FROM touchpoints WHERE pixel_id = ${PIXEL}${only}) AS t
   LEFT JOIN hops AS h ON h.old = t.canonical_id
 )
-SELECT {pixel:String}, c.order_id, c.created_at, {version:UInt64},
+SELECT ${PIXEL}, c.order_id, c.created_at, {version:UInt64},
   arraySort(groupArrayIf(t.touch, t.cid != '' AND t.touch_time <= c.created_at))
 FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
 GROUP BY c.order_id, c.created_at`;

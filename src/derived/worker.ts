@@ -140,11 +140,25 @@ SELECT has, toString(w - toIntervalMillisecond({margin:UInt32})) AS since,
         return { pixelId, refreshed: false, full: false, watermark: null, ms: performance.now() - started };
       }
       const full = Number(state.has) === 0;
-      await this.warehouse.command(refreshSql(full), {
-        pixel: pixelId,
-        version: state.version,
-        ...(full ? {} : { since: state.since }),
-      });
+      if (full) {
+        const months = await this.warehouse.query<{ m: number }>(
+          "SELECT DISTINCT toYYYYMM(created_at) AS m FROM orders WHERE pixel_id = {pixel:String} ORDER BY m",
+          { pixel: pixelId },
+        );
+        for (const { m } of months) {
+          await this.warehouse.command(refreshSql("month"), {
+            pixel: pixelId,
+            version: state.version,
+            month: m,
+          });
+        }
+      } else {
+        await this.warehouse.command(refreshSql("since"), {
+          pixel: pixelId,
+          version: state.version,
+          since: state.since,
+        });
+      }
       // Written after the rows: a crash in between leaves the old watermark, and the next round
       // rebuilds the same conversions again.
       await this.warehouse.insert("derived_watermarks", [
