@@ -180,6 +180,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
       versions,
       log,
       accountCacheMs: config.ACCOUNT_CACHE_MS,
+      ...(readers ? { readers } : {}),
       ...(config.DERIVED_TABLES
         ? { freshIds: (pixelId: string, version: string) => freshIds.of(pixelId, version) }
         : {}),

@@ -4,7 +4,9 @@
 --
 -- Existing rows get the epoch (they are older than any watermark); new rows the time of their insert.
 -- A column added with `DEFAULT now64(3)` alone would be computed at read time for the parts written
--- before it, so the epoch is written into them first. Each step is guarded by the state it expects.
+-- before it, so the epoch is written into them first. Each step is guarded by the state it expects
+-- (on a cluster, where these names are Distributed tables already altered by the cluster twin, every
+-- step but the CREATEs is skipped, and those find the tables).
 
 ALTER TABLE touchpoints ADD COLUMN IF NOT EXISTS ingested_at DateTime64(3, 'UTC') DEFAULT toDateTime64(0, 3, 'UTC');
 
@@ -14,6 +16,7 @@ ALTER TABLE touchpoints MATERIALIZE COLUMN ingested_at SETTINGS mutations_sync =
 -- when: SELECT count() = 1 FROM system.columns WHERE database = currentDatabase() AND table = 'touchpoints' AND name = 'ingested_at' AND default_expression NOT LIKE '%now64%'
 ALTER TABLE touchpoints MODIFY COLUMN ingested_at DateTime64(3, 'UTC') DEFAULT now64(3);
 
+-- when: SELECT count() = 1 FROM system.tables WHERE database = currentDatabase() AND name = 'touchpoints' AND engine LIKE '%MergeTree'
 ALTER TABLE touchpoints ADD INDEX IF NOT EXISTS ingested_minmax ingested_at TYPE minmax GRANULARITY 1;
 
 ALTER TABLE identity_links ADD COLUMN IF NOT EXISTS ingested_at DateTime64(3, 'UTC') DEFAULT toDateTime64(0, 3, 'UTC');
@@ -24,6 +27,7 @@ ALTER TABLE identity_links MATERIALIZE COLUMN ingested_at SETTINGS mutations_syn
 -- when: SELECT count() = 1 FROM system.columns WHERE database = currentDatabase() AND table = 'identity_links' AND name = 'ingested_at' AND default_expression NOT LIKE '%now64%'
 ALTER TABLE identity_links MODIFY COLUMN ingested_at DateTime64(3, 'UTC') DEFAULT now64(3);
 
+-- when: SELECT count() = 1 FROM system.tables WHERE database = currentDatabase() AND name = 'identity_links' AND engine LIKE '%MergeTree'
 ALTER TABLE identity_links ADD INDEX IF NOT EXISTS ingested_minmax ingested_at TYPE minmax GRANULARITY 1;
 
 ALTER TABLE orders ADD COLUMN IF NOT EXISTS ingested_at DateTime64(3, 'UTC') DEFAULT toDateTime64(0, 3, 'UTC');
@@ -34,6 +38,7 @@ ALTER TABLE orders MATERIALIZE COLUMN ingested_at SETTINGS mutations_sync = 2;
 -- when: SELECT count() = 1 FROM system.columns WHERE database = currentDatabase() AND table = 'orders' AND name = 'ingested_at' AND default_expression NOT LIKE '%now64%'
 ALTER TABLE orders MODIFY COLUMN ingested_at DateTime64(3, 'UTC') DEFAULT now64(3);
 
+-- when: SELECT count() = 1 FROM system.tables WHERE database = currentDatabase() AND name = 'orders' AND engine LIKE '%MergeTree'
 ALTER TABLE orders ADD INDEX IF NOT EXISTS ingested_minmax ingested_at TYPE minmax GRANULARITY 1;
 
 -- Each order's touches: every touch of its identity (merges resolved) at or before it, in time order,

@@ -96,8 +96,12 @@ export function watermarkSql(pixelParam: string): string {
   return `(SELECT if(count() = 0, toDateTime64('${BEFORE_EVERYTHING}', 3, 'UTC'), max(watermark)) FROM derived_watermarks WHERE pixel_id = ${pixelParam} AND name = '${CONVERSION_TOUCHES}')`;
 }
 
-/** More stored ids than this past the watermark: a query reads everything raw instead. */
-export const MAX_FRESH_IDS = 10_000;
+/**
+ * More stored ids than this past the watermark: a query reads everything raw instead (the worker is
+ * far behind, or a large load just landed). Bounded so the bound list stays far below the engine's
+ * query size limit (ids are ~26 characters).
+ */
+export const MAX_FRESH_IDS = 2_000;
 
 /**
  * Every stored id whose identity has a row past the pixel's watermark (at most MAX_FRESH_IDS + 1 of

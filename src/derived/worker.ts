@@ -38,6 +38,20 @@ export interface DerivedLag {
 const DELAYS_KEPT = 10_000;
 
 /**
+ * On a cluster an insert through a Distributed table returns before the shards have the rows unless
+ * asked to wait: the rows must be stored before the watermark that vouches for them.
+ */
+const FOREGROUND = { settings: { distributed_foreground_insert: 1 } };
+
+/**
+ * Each pixel's watermark, and how long after it the refresh that set it read (`settled_ms`): less
+ * than the margin when `settle` set it.
+ */
+const WATERMARKS = `SELECT pixel_id, max(watermark) AS w,
+    argMax(toUnixTimestamp64Milli(written_at) - toUnixTimestamp64Milli(watermark), (watermark, written_at)) AS settled_ms
+  FROM derived_watermarks WHERE name = '${CONVERSION_TOUCHES}' GROUP BY pixel_id`;
+
+/**
  * Keeps the derived tables current (docs/derived-tables.md). Each round finds the pixels with rows
  * ingested after their watermark, and per pixel rebuilds the conversions those rows can change, then
  * moves the watermark. The change feed is the warehouse itself (every row that can change a credit
@@ -76,6 +90,10 @@ export class DerivedWorker {
     this.loop.wake();
   }
 
+  private get margin(): number {
+    return Math.max(0, Math.round(this.options.marginMs));
+  }
+
   /** Refreshes every pixel with rows past its watermark. `marginMs` 0: the caller knows writes are done. */
   async runOnce(marginMs = this.options.marginMs): Promise<RefreshResult[]> {
     const out: RefreshResult[] = [];
@@ -87,17 +105,19 @@ export class DerivedWorker {
   }
 
   /**
-   * Pixels with a row ingested after their watermark (never built: any row). After a first full
-   * round, only rows newer than the oldest watermark are looked at (parts older than it are skipped
-   * by the `ingested_at` min-max index): a pixel first seen later has only new rows.
+   * Pixels with a row ingested after their watermark (never built: any row), and pixels whose
+   * watermark was set with less than the margin (`settle`) once the margin has passed: a row stamped
+   * before it may have become visible after that refresh read, so its window is looked at once more.
+   * After a first full round, only rows newer than the oldest watermark are looked at (parts older than
+   * it are skipped by the `ingested_at` min-max index): a pixel first seen later has only new rows.
    */
   async pending(): Promise<string[]> {
     const floor =
-      this.rounds > 0 ? "(SELECT min(w) FROM wm)" : `toDateTime64('${BEFORE_EVERYTHING}', 3, 'UTC')`;
+      this.rounds > 0
+        ? "(SELECT min(w) - toIntervalMillisecond({margin:UInt32}) FROM wm)"
+        : `toDateTime64('${BEFORE_EVERYTHING}', 3, 'UTC')`;
     const rows = await this.warehouse.query<{ pixel_id: string }>(
-      `WITH wm AS (
-  SELECT pixel_id, max(watermark) AS w FROM derived_watermarks WHERE name = '${CONVERSION_TOUCHES}' GROUP BY pixel_id
-)
+      `WITH wm AS (${WATERMARKS})
 SELECT DISTINCT x.pixel_id AS pixel_id FROM (
   SELECT pixel_id, max(ingested_at) AS last FROM touchpoints WHERE ingested_at > ${floor} GROUP BY pixel_id
   UNION ALL SELECT pixel_id, max(ingested_at) AS last FROM orders WHERE ingested_at > ${floor} GROUP BY pixel_id
@@ -105,7 +125,11 @@ SELECT DISTINCT x.pixel_id AS pixel_id FROM (
     WHERE alias_type = 'canonical' AND ingested_at > ${floor} GROUP BY pixel_id
 ) AS x LEFT JOIN wm ON wm.pixel_id = x.pixel_id
 WHERE wm.pixel_id = '' OR x.last > wm.w
+UNION DISTINCT
+SELECT pixel_id FROM wm
+WHERE wm.settled_ms < {margin:UInt32} AND wm.w <= now64(3, 'UTC') - toIntervalMillisecond({margin:UInt32})
 ORDER BY pixel_id`,
+      { margin: this.margin },
     );
     return rows.map((r) => r.pixel_id);
   }
@@ -123,20 +147,23 @@ ORDER BY pixel_id`,
         next: string;
         oldest: string | null;
         version: string;
+        recheck: number;
       }>(
         `WITH (SELECT count() FROM derived_watermarks WHERE pixel_id = {pixel:String} AND name = '${CONVERSION_TOUCHES}') AS has,
-  ${watermarkSql("{pixel:String}")} AS w
-SELECT has, toString(w - toIntervalMillisecond({margin:UInt32})) AS since,
-  toString(now64(3, 'UTC') - toIntervalMillisecond({margin:UInt32})) AS next,
+  ${watermarkSql("{pixel:String}")} AS w,
+  (SELECT any(settled_ms) FROM (${WATERMARKS}) WHERE pixel_id = {pixel:String}) AS settled
+SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
+  toString(greatest(now64(3, 'UTC') - toIntervalMillisecond({margin:UInt32}), w)) AS next,
+  has > 0 AND settled < {lookback:UInt32} AND w <= now64(3, 'UTC') - toIntervalMillisecond({lookback:UInt32}) AS recheck,
   toString(toUnixTimestamp64Milli(now64(3, 'UTC'))) AS version,
   (SELECT toString(minOrNull(ingested_at)) FROM (
     SELECT ingested_at FROM touchpoints WHERE pixel_id = {pixel:String} AND ingested_at > w
     UNION ALL SELECT ingested_at FROM orders WHERE pixel_id = {pixel:String} AND ingested_at > w
     UNION ALL SELECT ingested_at FROM identity_links
       WHERE pixel_id = {pixel:String} AND alias_type = 'canonical' AND ingested_at > w)) AS oldest`,
-        { pixel: pixelId, margin: Math.max(0, Math.round(marginMs)) },
+        { pixel: pixelId, margin: Math.max(0, Math.round(marginMs)), lookback: this.margin },
       );
-      if (!state || (Number(state.has) > 0 && state.oldest === null)) {
+      if (!state || (Number(state.has) > 0 && state.oldest === null && !Number(state.recheck))) {
         return { pixelId, refreshed: false, full: false, watermark: null, ms: performance.now() - started };
       }
       const full = Number(state.has) === 0;
@@ -146,24 +173,26 @@ SELECT has, toString(w - toIntervalMillisecond({margin:UInt32})) AS since,
           { pixel: pixelId },
         );
         for (const { m } of months) {
-          await this.warehouse.command(refreshSql("month"), {
-            pixel: pixelId,
-            version: state.version,
-            month: m,
-          });
+          await this.warehouse.command(
+            refreshSql("month"),
+            { pixel: pixelId, version: state.version, month: m },
+            FOREGROUND,
+          );
         }
       } else {
-        await this.warehouse.command(refreshSql("since"), {
-          pixel: pixelId,
-          version: state.version,
-          since: state.since,
-        });
+        await this.warehouse.command(
+          refreshSql("since"),
+          { pixel: pixelId, version: state.version, since: state.since },
+          FOREGROUND,
+        );
       }
       // Written after the rows: a crash in between leaves the old watermark, and the next round
       // rebuilds the same conversions again.
-      await this.warehouse.insert("derived_watermarks", [
-        { pixel_id: pixelId, name: CONVERSION_TOUCHES, watermark: state.next },
-      ]);
+      await this.warehouse.insert(
+        "derived_watermarks",
+        [{ pixel_id: pixelId, name: CONVERSION_TOUCHES, watermark: state.next }],
+        FOREGROUND,
+      );
       if (state.oldest) this.record(Date.now() - Date.parse(`${state.oldest.replace(" ", "T")}Z`));
       consumerProcessed.inc({ consumer: DERIVED_CONSUMER }, 1);
       return { pixelId, refreshed: true, full, watermark: state.next, ms: performance.now() - started };
@@ -175,15 +204,15 @@ SELECT has, toString(w - toIntervalMillisecond({margin:UInt32})) AS since,
     const pixels = await this.pending();
     if (pixels.length === 0) return { pixels: 0, seconds: 0 };
     const [row] = await this.warehouse.query<{ oldest: string | null }>(
-      `WITH wm AS (
-  SELECT pixel_id, max(watermark) AS w FROM derived_watermarks WHERE name = '${CONVERSION_TOUCHES}' GROUP BY pixel_id
-)
+      `WITH wm AS (${WATERMARKS})
 SELECT toString(minOrNull(x.ingested_at)) AS oldest FROM (
-  SELECT pixel_id, ingested_at FROM touchpoints
-  UNION ALL SELECT pixel_id, ingested_at FROM orders
-  UNION ALL SELECT pixel_id, ingested_at FROM identity_links WHERE alias_type = 'canonical'
+  SELECT pixel_id, ingested_at FROM touchpoints WHERE pixel_id IN {pixels:Array(String)}
+  UNION ALL SELECT pixel_id, ingested_at FROM orders WHERE pixel_id IN {pixels:Array(String)}
+  UNION ALL SELECT pixel_id, ingested_at FROM identity_links
+    WHERE pixel_id IN {pixels:Array(String)} AND alias_type = 'canonical'
 ) AS x LEFT JOIN wm ON wm.pixel_id = x.pixel_id
 WHERE x.ingested_at > if(wm.pixel_id = '', toDateTime64('${BEFORE_EVERYTHING}', 3, 'UTC'), wm.w)`,
+      { pixels },
     );
     const oldest = row?.oldest ? Date.parse(`${row.oldest.replace(" ", "T")}Z`) : Date.now();
     return { pixels: pixels.length, seconds: Math.max(0, (Date.now() - oldest) / 1000) };

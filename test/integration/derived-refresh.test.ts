@@ -89,4 +89,34 @@ describe("DerivedWorker", () => {
     expect(await rows()).toEqual(incremental);
     expect(await worker.lag()).toEqual({ pixels: 0, seconds: 0 });
   });
+
+  it("a watermark set with no margin is checked again once the margin has passed: a row stamped before it but stored after the refresh is covered", async () => {
+    const margin = 300;
+    const careful = new DerivedWorker(wh.store, {
+      marginMs: margin,
+      exclusive: (key, fn) => sql.store.exclusive(key, fn),
+    });
+    await wh.store.insert("orders", [{ ...orderRow("q1", "w1", "11:00"), pixel_id: "late" }]);
+    await careful.runOnce(0);
+    const [{ w }] = (await wh.store.query<{ w: string }>(
+      "SELECT toString(max(watermark)) AS w FROM derived_watermarks WHERE pixel_id = 'late'",
+    )) as [{ w: string }];
+    // An insert that was stamped before the watermark but became visible only now.
+    await wh.store.insert("touchpoints", [
+      { ...touch("eL", "w1", "10:00", "google"), pixel_id: "late", ingested_at: w },
+    ]);
+    expect(await careful.runOnce()).toEqual([]);
+    const deadline = Date.now() + 10_000;
+    while (!(await careful.pending()).includes("late")) {
+      expect(Date.now(), "the pixel is due for its check again").toBeLessThan(deadline);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await careful.runOnce();
+    const [row] = await wh.store.query<{ touches: string[] }>(
+      "SELECT arrayMap(t -> t.event_id, touches) AS touches FROM conversion_touches FINAL WHERE pixel_id = 'late'",
+    );
+    expect(row!.touches).toEqual(["eL"]);
+    // Checked once: nothing is due any more.
+    expect(await careful.pending()).not.toContain("late");
+  });
 });
