@@ -11,8 +11,9 @@
  *   3. refreshed again.
  *
  * Each request is one of the attribution endpoint's models × windows × dimensions, with touch and
- * order filters, another currency or counting pending orders, or the general query's attribution
- * measures; both answers must be identical, status and body.
+ * order filters, another currency, counting pending orders or an exclusion filter; the general query's
+ * attribution measures; or channel details' attribution measures per campaign. Both answers must be
+ * identical, status and body.
  *
  * Worked example (the fixed test below): a touch from google at 09-28 10:00 on `anon-a`, an order of
  * `cust-a` at 09-30 12:00 for 100.00. Before `anon-a` and `cust-a` merge, last_click credits
@@ -24,7 +25,17 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestApp } from "../helpers/app.js";
 import { sendOk } from "./ingest-helpers.js";
-import { event, fxRate, order, refund, storeCustomer, sums, touch } from "./query-fixtures.js";
+import {
+  adEntity,
+  event,
+  exclusion,
+  fxRate,
+  order,
+  refund,
+  storeCustomer,
+  sums,
+  touch,
+} from "./query-fixtures.js";
 import { type QuerySuite, startQuerySuite } from "./query-setup.js";
 
 let suite: QuerySuite;
@@ -50,6 +61,8 @@ const RANGE_START = Date.parse("2026-09-29T00:00:00Z");
 const RANGE_END = Date.parse("2026-10-03T00:00:00Z");
 const SOURCES = ["google", "facebook", "klaviyo", "tiktok"] as const;
 const iso = (ms: number) => new Date(ms).toISOString();
+/** Campaigns the touches name by id, loaded as ad entities so channel details lists them. */
+const CAMPAIGN_IDS: Record<string, string> = { spring: "camp-spring", summer: "camp-summer" };
 
 interface Store {
   customers: { late: boolean }[];
@@ -120,6 +133,7 @@ const request: fc.Arbitrary<Request> = fc.oneof(
       orderFilter: fc.boolean(),
       currency: fc.constantFrom("USD", "EUR", "GBP"),
       pending: fc.boolean(),
+      excludeEur: fc.boolean(),
       granularity: fc.constantFrom("none", "day"),
     })
     .map((r) => ({
@@ -132,7 +146,20 @@ const request: fc.Arbitrary<Request> = fc.oneof(
         attributionWindow: r.window,
         currency: r.currency,
         granularity: r.granularity,
-        ...(r.pending ? { orderSettings: { countPendingOrders: true } } : {}),
+        ...(r.pending || r.excludeEur
+          ? {
+              orderSettings: {
+                ...(r.pending ? { countPendingOrders: true } : {}),
+                ...(r.excludeEur
+                  ? {
+                      exclusionFilters: [
+                        exclusion("no EUR", [{ logic: "and", conditions: [["currency", "equals", "EUR"]] }]),
+                      ],
+                    }
+                  : {}),
+              },
+            }
+          : {}),
         ...(r.touchFilter || r.orderFilter
           ? {
               filters: {
@@ -162,6 +189,19 @@ const request: fc.Arbitrary<Request> = fc.oneof(
         compareDateRange: { start: "2026-09-20", end: "2026-09-28" },
         timezone: "UTC",
         granularity: "day",
+        attributionModel: r.model,
+        attributionWindow: r.window,
+      },
+    })),
+  fc
+    .record({ model: fc.constantFrom("first_click", "last_click"), window: fc.constantFrom(7, -1) })
+    .map((r) => ({
+      path: "/db-mgmt/api/query-channel-details",
+      body: {
+        level: "campaign",
+        measures: ["attribution.orders", "attribution.revenue"],
+        dateRange: RANGE,
+        timezone: "UTC",
         attributionModel: r.model,
         attributionWindow: r.window,
       },
@@ -253,6 +293,14 @@ describe("derived tables answer as raw data", () => {
         };
 
         // 1. loaded and refreshed
+        const entities = await app.services.sync.upsert(
+          "ad-entities",
+          px.pixelId,
+          Object.entries(CAMPAIGN_IDS).map(([name, id]) =>
+            adEntity("facebook", "campaign", id, "acc1", name, { campaignId: id }),
+          ),
+        );
+        expect(entities.rejected).toEqual([]);
         await loadRaw(app, px.pixelId, px, {
           events: s.touches.flatMap((t, i) => (t.early ? [touchOf(t, i)] : [])),
           orders: s.orders.map((o, i) => orderOf(o, i)),
