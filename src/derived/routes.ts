@@ -1,18 +1,7 @@
 import { z } from "zod";
+import { lagWaitQuery, readUntil } from "../http/lag-query.js";
 import { route } from "../http/route.js";
 import type { DerivedWorker } from "./worker.js";
-
-const lagQuery = z.strictObject({
-  waitMs: z
-    .string()
-    .regex(/^\d{1,5}$/, "waitMs must be a whole number of milliseconds, 0-30000")
-    .transform(Number)
-    .refine((n) => n <= 30_000, "waitMs must be at most 30000")
-    .optional()
-    .describe(
-      "wait up to this long for the derived tables to catch up before answering (0-30000, default 0)",
-    ),
-});
 
 const lagResponse = z.object({
   pixels: z.number().int().describe("pixels with rows ingested after their derived tables' watermark"),
@@ -39,18 +28,17 @@ export function derivedRoutes(worker: DerivedWorker) {
         "answers are complete either way (docs/derived-tables.md); this says how much is still answered " +
         "raw. `pixels` counts pixels with rows past their watermark, `seconds` the age of the oldest. " +
         "With `waitMs` the answer waits until nothing is behind or the time is up. Service-wide.",
-      query: lagQuery,
+      query: lagWaitQuery,
       response: lagResponse,
       handler: async ({ query }) => {
-        const deadline = Date.now() + (query.waitMs ?? 0);
         worker.wake();
-        let lag = await worker.lag();
-        for (let pause = 20; lag.pixels > 0 && Date.now() < deadline; pause = Math.min(pause * 2, 500)) {
-          await new Promise((resolve) =>
-            setTimeout(resolve, Math.min(pause, Math.max(1, deadline - Date.now()))),
-          );
-          lag = await worker.lag();
-        }
+        const lag = await readUntil(
+          () => worker.lag(),
+          (l) => l.pixels === 0,
+          query.waitMs ?? 0,
+          20,
+          500,
+        );
         const f = worker.freshness();
         return { ...lag, caughtUp: lag.pixels === 0, refreshes: f.refreshes, p50Ms: f.p50, p99Ms: f.p99 };
       },

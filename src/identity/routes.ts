@@ -1,16 +1,7 @@
 import { z } from "zod";
+import { lagWaitQuery, readUntil } from "../http/lag-query.js";
 import { route } from "../http/route.js";
 import type { IdentityWorker } from "./worker.js";
-
-const lagQuery = z.strictObject({
-  waitMs: z
-    .string()
-    .regex(/^\d{1,5}$/, "waitMs must be a whole number of milliseconds, 0-30000")
-    .transform(Number)
-    .refine((n) => n <= 30_000, "waitMs must be at most 30000")
-    .optional()
-    .describe("wait up to this long for the worker to catch up before answering (0-30000, default 0)"),
-});
 
 const lagResponse = z.object({
   messages: z.number().int().describe("sightings messages published and not yet filed"),
@@ -38,18 +29,17 @@ export function identityRoutes(worker: IdentityWorker) {
         "still to file across every process, `seconds` is how old the oldest is. With `waitMs` the " +
         "answer waits until nothing is left or the time is up, so a script can load data and then " +
         "query with every merge in place. The figures are service-wide, not per pixel.",
-      query: lagQuery,
+      query: lagWaitQuery,
       response: lagResponse,
       handler: async ({ query }) => {
-        const deadline = Date.now() + (query.waitMs ?? 0);
         worker.wake();
-        let lag = await worker.lag();
-        for (let pause = 5; lag.messages > 0 && Date.now() < deadline; pause = Math.min(pause * 2, 200)) {
-          await new Promise((resolve) =>
-            setTimeout(resolve, Math.min(pause, Math.max(1, deadline - Date.now()))),
-          );
-          lag = await worker.lag();
-        }
+        const lag = await readUntil(
+          () => worker.lag(),
+          (l) => l.messages === 0,
+          query.waitMs ?? 0,
+          5,
+          200,
+        );
         const f = worker.freshness();
         return { ...lag, caughtUp: lag.messages === 0, filed: f.count, p50Ms: f.p50, p99Ms: f.p99 };
       },

@@ -393,4 +393,22 @@ describe("derived tables answer as raw data", () => {
     // Nothing new since: the next round has nothing to do for this pixel.
     expect((await app.services.derivedWorker.runOnce(0)).map((r) => r.pixelId)).not.toContain(px.pixelId);
   });
+
+  it("GET /db-mgmt/api/derived/lag says how far the derived tables trail, and refuses a bad waitMs", async () => {
+    const px = await app.pixelWithKey(["analytics:read"]);
+    const lag = await app.call("GET", "/db-mgmt/api/derived/lag", { key: px.key, pixelId: px.pixelId });
+    expect(lag.status, lag.text).toBe(200);
+    expect(lag.body).toMatchObject({
+      pixels: expect.any(Number),
+      seconds: expect.any(Number),
+      caughtUp: expect.any(Boolean),
+      refreshes: expect.any(Number),
+    });
+    const bad = await app.call("GET", "/db-mgmt/api/derived/lag?waitMs=soon", {
+      key: px.key,
+      pixelId: px.pixelId,
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain("waitMs");
+  });
 });
