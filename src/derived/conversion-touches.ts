@@ -108,7 +108,30 @@ export const MAX_FRESH_IDS = 2_000;
  * them): the conversions of these identities are answered from raw touches.
  */
 export function freshIdsSql(): string {
-  return `WITH ${hops(PIXEL)},
-${changedIdentitiesCtes(PIXEL, watermarkSql(PIXEL))}
-SELECT groupUniqArray(${MAX_FRESH_IDS + 1})(id) AS ids FROM changed_ids WHERE id != ''`;
+  // A superset is exact too (more conversions read raw): so no pass over every merge of the pixel,
+  // only look-ups by the sort key. Every stored id resolves in one hop, and the current hop of an id
+  // is one of its links, so the ids whose links name a resolved identity include every id that
+  // resolves to it now.
+  const since = watermarkSql(PIXEL);
+  return `WITH seen AS (
+  SELECT canonical_id AS id FROM touchpoints WHERE pixel_id = ${PIXEL} AND ingested_at > ${since}
+  UNION ALL
+  SELECT canonical_id AS id FROM identity_links
+  WHERE pixel_id = ${PIXEL} AND alias_type = 'canonical' AND ingested_at > ${since}
+  UNION ALL
+  SELECT canonical_id AS id FROM orders WHERE pixel_id = ${PIXEL} AND ingested_at > ${since}
+),
+resolved AS (
+  SELECT id FROM seen
+  UNION ALL
+  SELECT argMax(canonical_id, version) AS id FROM identity_links
+  WHERE pixel_id = ${PIXEL} AND alias_type = 'canonical' AND alias_value IN (SELECT id FROM seen)
+  GROUP BY alias_value
+)
+SELECT groupUniqArray(${MAX_FRESH_IDS + 1})(id) AS ids FROM (
+  SELECT id FROM resolved
+  UNION ALL
+  SELECT alias_value AS id FROM identity_links
+  WHERE pixel_id = ${PIXEL} AND alias_type = 'canonical' AND canonical_id IN (SELECT id FROM resolved)
+) WHERE id != ''`;
 }
