@@ -21,8 +21,11 @@ export interface StatusReport {
   stores: Record<string, StoreCheck>;
   migrations?: { sql: MigrationState; warehouse: MigrationState };
   consumers: Record<string, ConsumerVerdict>;
-  /** Derived tables and their watermarks (none are kept yet: every query reads raw data). */
-  derivedTables: Record<string, never>;
+  /**
+   * Derived tables (docs/derived-tables.md): per table, how many pixels have rows past their watermark
+   * and how old the oldest is. Empty when DERIVED_TABLES is off. A lag only slows answers down.
+   */
+  derivedTables: Record<string, { pixelsBehind: number | null; seconds: number | null }>;
   problems: string[];
 }
 
@@ -95,7 +98,11 @@ function judge(
     if ((c.deadLetters ?? 0) > maxDeadLetters)
       problems.push(`consumer ${name}: ${c.deadLetters} dead letter(s) (limit ${maxDeadLetters})`);
   }
-  return { ok: problems.length === 0, ...r, derivedTables: {}, problems };
+  const derived = r.consumers["derived-tables"];
+  const derivedTables: StatusReport["derivedTables"] = derived
+    ? { conversion_touches: { pixelsBehind: derived.messages, seconds: derived.seconds } }
+    : {};
+  return { ok: problems.length === 0, ...r, derivedTables, problems };
 }
 
 function lines(r: StatusReport): string[] {
@@ -114,7 +121,12 @@ function lines(r: StatusReport): string[] {
       `  consumer ${name.padEnd(14)} ${c.seconds === null ? "unreadable" : `${c.messages} behind, oldest ${c.seconds} s`}${c.deadLetters !== undefined ? `, ${c.deadLetters} dead letters` : ""}${c.ok ? "" : "  <-"}`,
     );
   }
-  out.push("  derived tables: none (queries read raw data)");
+  const tables = Object.entries(r.derivedTables);
+  if (tables.length === 0) out.push("  derived tables: off (queries read raw data)");
+  for (const [name, t] of tables)
+    out.push(
+      `  derived table ${name}: ${t.seconds === null ? "unreadable" : `${t.pixelsBehind} pixel(s) past the watermark, oldest row ${t.seconds} s`}`,
+    );
   for (const p of r.problems) out.push(`problem: ${p}`);
   return out;
 }

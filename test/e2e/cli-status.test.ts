@@ -26,6 +26,7 @@ interface Report {
   stores: Record<string, { ok: boolean }>;
   migrations?: { sql: { pending: string[] }; warehouse: { pending: string[] } };
   consumers: Record<string, { ok: boolean; messages: number | null; seconds: number | null }>;
+  derivedTables: Record<string, { pixelsBehind: number | null; seconds: number | null }>;
   problems: string[];
 }
 
@@ -81,6 +82,8 @@ describe("pixelhouse status", () => {
     expect(ok.code).toBe(0);
     expect(ok.report).toMatchObject({ ok: true, problems: [] });
     expect(ok.report.consumers.identity).toMatchObject({ ok: true, messages: 0 });
+    // settle() built the derived table: nothing of it is older than the limit.
+    expect(ok.report.derivedTables.conversion_touches?.seconds).toBeLessThanOrEqual(1);
   }, 120_000);
 
   it("asks the running service when `serve` holds the embedded data directory", async () => {

@@ -105,17 +105,20 @@ describe("DerivedWorker", () => {
     await wh.store.insert("touchpoints", [
       { ...touch("eL", "w1", "10:00", "google"), pixel_id: "late", ingested_at: w },
     ]);
-    expect(await careful.runOnce()).toEqual([]);
+    // The row is covered once the margin has passed (rounds before that may or may not see it due).
+    const covered = async () => {
+      const [row] = await wh.store.query<{ touches: string[] }>(
+        "SELECT arrayMap(t -> t.event_id, touches) AS touches FROM conversion_touches FINAL WHERE pixel_id = 'late'",
+      );
+      return row?.touches ?? [];
+    };
     const deadline = Date.now() + 10_000;
-    while (!(await careful.pending()).includes("late")) {
-      expect(Date.now(), "the pixel is due for its check again").toBeLessThan(deadline);
-      await new Promise((r) => setTimeout(r, 50));
+    while ((await covered()).length === 0) {
+      expect(Date.now(), "the pixel came due for its second look").toBeLessThan(deadline);
+      await careful.runOnce();
+      if ((await covered()).length === 0) await new Promise((r) => setTimeout(r, 50));
     }
-    await careful.runOnce();
-    const [row] = await wh.store.query<{ touches: string[] }>(
-      "SELECT arrayMap(t -> t.event_id, touches) AS touches FROM conversion_touches FINAL WHERE pixel_id = 'late'",
-    );
-    expect(row!.touches).toEqual(["eL"]);
+    expect(await covered()).toEqual(["eL"]);
     // Checked once: nothing is due any more.
     expect(await careful.pending()).not.toContain("late");
   });
