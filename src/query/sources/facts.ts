@@ -8,14 +8,29 @@ import type { EmitContext } from "./context.js";
 /**
  * Fact sources of the general query. Each has a row subquery (filtered to the range and the
  * request's filter, exposing `ts`, `cur`, `fx_day`, `fx_k`, the dimension columns `d0…` and the
- * amounts) and its base aggregates over those rows, money converted per row.
+ * amounts) and its base aggregates over those rows, as data: money in the target currency, counts
+ * and sums, distinct counts.
  */
 interface FactSource {
   /** `bases`: the aggregates the statement computes, so a source joins only what they read. */
   ctes(ctx: EmitContext, p: Placeholders, bases: readonly string[]): string[];
   rows(ctx: EmitContext, p: Placeholders, dims: string, where: string, bases: readonly string[]): string;
-  bases: Record<string, (money: (col: string) => string) => string>;
+  bases: Record<string, Base>;
 }
+
+/**
+ * A base aggregate over the rows `r`. `money`: Σ of an amount (where `when` holds) in the target
+ * currency; `sum`: an additive aggregate (count(), countIf(…), sum(…)); `distinct`: the number of
+ * distinct `key` values (where `when` holds).
+ */
+type Base =
+  | { kind: "money"; amount: string; when?: string }
+  | { kind: "sum"; agg: string }
+  | { kind: "distinct"; key: string; when?: string };
+
+const money = (amount: string, when?: string): Base => ({ kind: "money", amount, ...(when ? { when } : {}) });
+const additive = (agg: string): Base => ({ kind: "sum", agg });
+const distinct = (key: string, when?: string): Base => ({ kind: "distinct", key, ...(when ? { when } : {}) });
 
 export interface Placeholders {
   pixel: string;
@@ -75,17 +90,17 @@ FROM co AS o${units ? " LEFT JOIN lines AS l ON l.order_id = o.order_id AND l.ve
 WHERE o.created_at >= ${p.start} AND o.created_at < ${p.end} AND ${where}`;
     },
     bases: {
-      orders_count: () => "toFloat64(count())",
-      orders_total: (m) => m("total_price"),
-      orders_subtotal: (m) => m("subtotal_price"),
-      orders_discounts: (m) => m("total_discounts"),
-      orders_shipping: (m) => m("total_shipping"),
-      orders_tax: (m) => m("total_tax"),
-      orders_units: () => "toFloat64(sum(r.units))",
-      orders_first: () => "toFloat64(countIf(r.customer_order_number = 1))",
-      customers_unique: () => "toFloat64(uniqExact(r.customer_key))",
-      customers_new: () => "toFloat64(uniqExactIf(r.customer_key, r.customer_order_number = 1))",
-      customers_returning: () => "toFloat64(uniqExactIf(r.customer_key, r.customer_order_number > 1))",
+      orders_count: additive("count()"),
+      orders_total: money("r.total_price"),
+      orders_subtotal: money("r.subtotal_price"),
+      orders_discounts: money("r.total_discounts"),
+      orders_shipping: money("r.total_shipping"),
+      orders_tax: money("r.total_tax"),
+      orders_units: additive("sum(r.units)"),
+      orders_first: additive("countIf(r.customer_order_number = 1)"),
+      customers_unique: distinct("r.customer_key"),
+      customers_new: distinct("r.customer_key", "r.customer_order_number = 1"),
+      customers_returning: distinct("r.customer_key", "r.customer_order_number > 1"),
     },
   },
   refunds: {
@@ -101,8 +116,8 @@ FROM (SELECT * FROM refunds FINAL WHERE pixel_id = ${p.pixel}) AS rf INNER JOIN 
 WHERE ${booked} >= ${p.start} AND ${booked} < ${p.end} AND ${where}`;
     },
     bases: {
-      refunds_amount: (m) => m("amount"),
-      refunds_count: () => "toFloat64(count())",
+      refunds_amount: money("r.amount"),
+      refunds_count: additive("count()"),
     },
   },
   order_costs: {
@@ -117,11 +132,11 @@ WHERE ${booked} >= ${p.start} AND ${booked} < ${p.end} AND ${where}`;
 FROM (SELECT * FROM order_costs FINAL WHERE pixel_id = ${p.pixel}) AS oc INNER JOIN co AS o ON o.order_id = oc.order_id
 WHERE o.created_at >= ${p.start} AND o.created_at < ${p.end} AND ${where}`,
     bases: {
-      cost_cogs: (m) => m("cogs"),
-      cost_handling: (m) => m("handling"),
-      cost_shipping: (m) => m("shipping"),
-      cost_gateway: (m) => m("gateway"),
-      cost_order_level: (m) => m("order_level"),
+      cost_cogs: money("r.cogs"),
+      cost_handling: money("r.handling"),
+      cost_shipping: money("r.shipping"),
+      cost_gateway: money("r.gateway"),
+      cost_order_level: money("r.order_level"),
     },
   },
   ads: {
@@ -140,11 +155,11 @@ FROM (
 ) AS c
 WHERE c.level = c.deepest AND ${where}`,
     bases: {
-      ads_spend: (m) => m("spend"),
-      ads_impressions: () => "toFloat64(sum(r.impressions))",
-      ads_clicks: () => "toFloat64(sum(r.clicks))",
-      ads_conversions: () => "toFloat64(sum(r.conversions))",
-      ads_conversion_value: (m) => m("conversion_value"),
+      ads_spend: money("r.spend"),
+      ads_impressions: additive("sum(r.impressions)"),
+      ads_clicks: additive("sum(r.clicks)"),
+      ads_conversions: additive("sum(r.conversions)"),
+      ads_conversion_value: money("r.conversion_value"),
     },
   },
   events: {
@@ -160,13 +175,13 @@ FROM (SELECT * FROM events WHERE pixel_id = ${p.pixel} AND event_time >= ${p.sta
 LEFT JOIN hops AS h ON h.old = e.canonical_id
 WHERE ${where}`,
     bases: {
-      events_count: () => "toFloat64(count())",
-      events_identities: () => "toFloat64(uniqExact(r.cid))",
-      events_page_views: () => "toFloat64(countIf(r.name = 'page_view'))",
-      events_purchases: () => "toFloat64(countIf(r.name = 'purchase'))",
-      events_purchasers: () => "toFloat64(uniqExactIf(r.cid, r.name = 'purchase'))",
+      events_count: additive("count()"),
+      events_identities: distinct("r.cid"),
+      events_page_views: additive("countIf(r.name = 'page_view')"),
+      events_purchases: additive("countIf(r.name = 'purchase')"),
+      events_purchasers: distinct("r.cid", "r.name = 'purchase'"),
       // A value without a currency cannot be converted and is left out (documented).
-      events_value: (m) => `sumIf(toFloat64(r.value) * ${m("")}, r.value IS NOT NULL AND r.cur != '')`,
+      events_value: money("r.value", "r.value IS NOT NULL AND r.cur != ''"),
     },
   },
 };
@@ -178,7 +193,12 @@ export function dimensionColumns(dimensions: readonly string[]): string {
   return dimensions.map((d, i) => `, toString(${FIELD_BY_NAME.get(d)!.column}) AS d${i}`).join("");
 }
 
-/** The statement of one fact source: per bucket (and dimension values), plus per-dimension totals. */
+/**
+ * The statement of one fact source: per bucket (and dimension values), plus per-dimension totals.
+ * With money to convert, the rows are first summed per bucket, dimension values, currency and day —
+ * a rate applies to a whole day of one currency — and each sum is converted once: a few thousand
+ * rows meet the rates instead of every order. Distinct counts travel as mergeable states.
+ */
 export function emitFactSource(
   source: FactSourceName,
   bases: readonly string[],
@@ -187,29 +207,78 @@ export function emitFactSource(
 ): string {
   const p = placeholders(ctx);
   const fact = FACTS[source];
-  const fx = fxJoin("r", p.target);
-  // A money base converts each row: `factor` alone when called with "" (events_value builds its own).
-  let converts = false;
-  const money = (col: string) => {
-    converts = true;
-    return col ? `sum(toFloat64(r.${col}) * ${fx.factor})` : fx.factor;
-  };
-  const dims = ctx.dimensions.map((_, i) => `r.d${i} AS d${i}`);
+  const chosen = bases.map((name) => [name, fact.bases[name]!] as const);
+  const converts = chosen.some(([, b]) => b.kind === "money");
   const dimKeys = ctx.dimensions.map((_, i) => `d${i}`);
   const bucket = bucketKeySql("r.ts", ctx.granularity, p.tz);
-  const measured = bases.map((name) => `${fact.bases[name]!(money)} AS ${name}`);
-  // Counts need no rate: without an amount to convert there is no join and no missing rate to report.
+  const rows = fact.rows(ctx, p, dimensionColumns(ctx.dimensions), where, bases);
   const ctes = [...(converts ? [fxCtes(p.target)] : []), ...fact.ctes(ctx, p, bases)];
-  const select = [
+  const withCtes = ctes.length ? `WITH ${ctes.join(",\n")}\n` : "";
+  if (!converts) {
+    // Counts need no rate: without an amount to convert there is no join and no missing rate to report.
+    const select = [
+      `${bucket} AS bucket`,
+      ...dimKeys.map((k) => `r.${k} AS ${k}`),
+      ...chosen.map(([name, b]) => `${whole(b)} AS ${name}`),
+      "'' AS fx_missing",
+      ...totalsColumn(ctx.granularity),
+    ];
+    return `${withCtes}SELECT ${select.join(",\n  ")}
+FROM (${rows}) AS r
+${groupBy(ctx.granularity, dimKeys)}`;
+  }
+  const fx = fxJoin("q", p.target);
+  const perDay = [
     `${bucket} AS bucket`,
-    ...dims,
-    ...measured,
-    `${converts ? fx.missing : "''"} AS fx_missing`,
+    ...dimKeys.map((k) => `r.${k} AS ${k}`),
+    "r.cur AS cur",
+    "r.fx_day AS fx_day",
+    "toUInt8(1) AS fx_k",
+    ...chosen.map(([name, b]) => `${partial(b)} AS ${name}`),
+  ];
+  const perDayKeys = [...(ctx.granularity === "none" ? [] : ["bucket"]), ...dimKeys, "cur", "fx_day"];
+  const select = [
+    // With granularity none the bucket is a constant, not a grouping key (see groupBy).
+    ctx.granularity === "none" ? "any(q.bucket) AS bucket" : "q.bucket AS bucket",
+    ...dimKeys.map((k) => `q.${k} AS ${k}`),
+    ...chosen.map(([name, b]) => `${merged(b, `q.${name}`, fx.factor)} AS ${name}`),
+    `${fx.missing} AS fx_missing`,
     ...totalsColumn(ctx.granularity),
   ];
-  return `${ctes.length ? `WITH ${ctes.join(",\n")}\n` : ""}SELECT ${select.join(",\n  ")}
-FROM (${fact.rows(ctx, p, dimensionColumns(ctx.dimensions), where, bases)}) AS r
-${converts ? `${fx.joins}\n` : ""}${groupBy(ctx.granularity, dimKeys)}`;
+  return `${withCtes}SELECT ${select.join(",\n  ")}
+FROM (
+  SELECT ${perDay.join(", ")}
+  FROM (${rows}) AS r
+  GROUP BY ${perDayKeys.join(", ")}
+) AS q
+${fx.joins}
+${groupBy(ctx.granularity, dimKeys)}`;
+}
+
+/** A base over the rows in one pass (no money to convert). */
+function whole(b: Base): string {
+  if (b.kind === "sum") return `toFloat64(${b.agg})`;
+  if (b.kind === "distinct")
+    return `toFloat64(${b.when ? `uniqExactIf(${b.key}, ${b.when})` : `uniqExact(${b.key})`})`;
+  throw new Error("money is converted per day and currency");
+}
+
+/** A base summed per bucket, dimension values, currency and day. */
+function partial(b: Base): string {
+  if (b.kind === "money")
+    return b.when ? `sumIf(toFloat64(${b.amount}), ${b.when})` : `sum(toFloat64(${b.amount}))`;
+  if (b.kind === "sum") return b.agg;
+  return b.when ? `uniqExactStateIf(${b.key}, ${b.when})` : `uniqExactState(${b.key})`;
+}
+
+/**
+ * The per-day partials of a base combined: money converted at its day's rate. A group with nothing
+ * to convert adds 0 even without a rate (an event value without a currency: 0 × inf is NaN).
+ */
+function merged(b: Base, col: string, factor: string): string {
+  if (b.kind === "money") return `sum(if(${col} = 0, 0., ${col} * ${factor}))`;
+  if (b.kind === "sum") return `toFloat64(sum(${col}))`;
+  return `toFloat64(uniqExactMerge(${col}))`;
 }
 
 export function factBases(source: FactSourceName): string[] {

@@ -157,20 +157,24 @@ GROUP BY d0
 -- statement 3 of 3: ads, primary
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String})
-SELECT toUInt32(0) AS bucket,
-  r.d0 AS d0,
-  sum(toFloat64(r.spend) * if(r.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate))) AS ads_spend,
-  minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
+SELECT any(q.bucket) AS bucket,
+  q.d0 AS d0,
+  sum(if(q.ads_spend = 0, 0., q.ads_spend * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS ads_spend,
+  minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
   toUInt8(2) AS is_total
-FROM (SELECT toDateTime64(toDateTime(c.date, {p1:String}), 3, 'UTC') AS ts, c.currency AS cur, c.date AS fx_day, toUInt8(1) AS fx_k, toString(if(c.level = 'ad', c.entity_id, '')) AS d0,
+FROM (
+  SELECT toUInt32(0) AS bucket, r.d0 AS d0, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, sum(toFloat64(r.spend)) AS ads_spend
+  FROM (SELECT toDateTime64(toDateTime(c.date, {p1:String}), 3, 'UTC') AS ts, c.currency AS cur, c.date AS fx_day, toUInt8(1) AS fx_k, toString(if(c.level = 'ad', c.entity_id, '')) AS d0,
   c.spend, c.impressions, c.clicks, c.conversions, c.conversion_value
 FROM (
   SELECT *, max(level) OVER (PARTITION BY platform, account_id) AS deepest
   FROM ad_metrics_daily FINAL WHERE pixel_id = {p0:String} AND date >= {p5:Date} AND date <= {p6:Date}
 ) AS c
 WHERE c.level = c.deepest AND 1) AS r
-ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
-ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
+  GROUP BY d0, cur, fx_day
+) AS q
+ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
 GROUP BY d0
 
 -- parameters:

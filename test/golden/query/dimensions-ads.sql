@@ -5,22 +5,26 @@
 -- statement 1 of 1: ads, primary
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String})
-SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket,
-  r.d0 AS d0,
-  r.d1 AS d1,
-  sum(toFloat64(r.spend) * if(r.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate))) AS ads_spend,
-  toFloat64(sum(r.clicks)) AS ads_clicks,
-  minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
+SELECT q.bucket AS bucket,
+  q.d0 AS d0,
+  q.d1 AS d1,
+  sum(if(q.ads_spend = 0, 0., q.ads_spend * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS ads_spend,
+  toFloat64(sum(q.ads_clicks)) AS ads_clicks,
+  minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
   grouping(bucket) AS is_total
-FROM (SELECT toDateTime64(toDateTime(c.date, {p1:String}), 3, 'UTC') AS ts, c.currency AS cur, c.date AS fx_day, toUInt8(1) AS fx_k, toString(if(c.level = 'campaign', c.entity_id, c.campaign_id)) AS d0, toString(c.platform) AS d1,
+FROM (
+  SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket, r.d0 AS d0, r.d1 AS d1, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, sum(toFloat64(r.spend)) AS ads_spend, sum(r.clicks) AS ads_clicks
+  FROM (SELECT toDateTime64(toDateTime(c.date, {p1:String}), 3, 'UTC') AS ts, c.currency AS cur, c.date AS fx_day, toUInt8(1) AS fx_k, toString(if(c.level = 'campaign', c.entity_id, c.campaign_id)) AS d0, toString(c.platform) AS d1,
   c.spend, c.impressions, c.clicks, c.conversions, c.conversion_value
 FROM (
   SELECT *, max(level) OVER (PARTITION BY platform, account_id) AS deepest
   FROM ad_metrics_daily FINAL WHERE pixel_id = {p0:String} AND date >= {p5:Date} AND date <= {p6:Date}
 ) AS c
 WHERE c.level = c.deepest AND 1) AS r
-ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
-ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
+  GROUP BY bucket, d0, d1, cur, fx_day
+) AS q
+ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
 GROUP BY GROUPING SETS ((bucket, d0, d1), (d0, d1))
 
 -- parameters:

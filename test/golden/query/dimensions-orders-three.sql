@@ -11,21 +11,25 @@ co AS (
   FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p0:String}) AS o
   WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
 )
-SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket,
-  r.d0 AS d0,
-  r.d1 AS d1,
-  r.d2 AS d2,
-  sum(toFloat64(r.total_price) * if(r.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate))) AS orders_total,
-  toFloat64(count()) AS orders_count,
-  minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
+SELECT q.bucket AS bucket,
+  q.d0 AS d0,
+  q.d1 AS d1,
+  q.d2 AS d2,
+  sum(if(q.orders_total = 0, 0., q.orders_total * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS orders_total,
+  toFloat64(sum(q.orders_count)) AS orders_count,
+  minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
   grouping(bucket) AS is_total
-FROM (SELECT o.created_at AS ts, o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k, toString(o.country) AS d0, toString(o.source_name) AS d1, toString(o.is_returning) AS d2,
+FROM (
+  SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket, r.d0 AS d0, r.d1 AS d1, r.d2 AS d2, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, sum(toFloat64(r.total_price)) AS orders_total, count() AS orders_count
+  FROM (SELECT o.created_at AS ts, o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k, toString(o.country) AS d0, toString(o.source_name) AS d1, toString(o.is_returning) AS d2,
   o.total_price, o.subtotal_price, o.total_discounts, o.total_shipping, o.total_tax, o.customer_key,
   o.customer_order_number
 FROM co AS o
 WHERE o.created_at >= {p3:DateTime64(3, 'UTC')} AND o.created_at < {p4:DateTime64(3, 'UTC')} AND 1) AS r
-ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
-ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
+  GROUP BY bucket, d0, d1, d2, cur, fx_day
+) AS q
+ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
 GROUP BY GROUPING SETS ((bucket, d0, d1, d2), (d0, d1, d2))
 
 -- parameters:

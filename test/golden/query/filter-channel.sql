@@ -5,20 +5,24 @@
 -- statement 1 of 1: ads, primary
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p7:String})
-SELECT toUnixTimestamp(toStartOfDay(r.ts, {p6:String})) AS bucket,
-  sum(toFloat64(r.spend) * if(r.cur = {p7:String}, 1., if({p7:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate))) AS ads_spend,
-  toFloat64(sum(r.impressions)) AS ads_impressions,
-  minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p7:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p7:String} != 'USD' AND ft.rate = 0, {p7:String}, '')), multiIf(r.cur = {p7:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p7:String} != 'USD' AND ft.rate = 0, {p7:String}, '') != '') AS fx_missing,
+SELECT q.bucket AS bucket,
+  sum(if(q.ads_spend = 0, 0., q.ads_spend * if(q.cur = {p7:String}, 1., if({p7:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS ads_spend,
+  toFloat64(sum(q.ads_impressions)) AS ads_impressions,
+  minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p7:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p7:String} != 'USD' AND ft.rate = 0, {p7:String}, '')), multiIf(q.cur = {p7:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p7:String} != 'USD' AND ft.rate = 0, {p7:String}, '') != '') AS fx_missing,
   grouping(bucket) AS is_total
-FROM (SELECT toDateTime64(toDateTime(c.date, {p6:String}), 3, 'UTC') AS ts, c.currency AS cur, c.date AS fx_day, toUInt8(1) AS fx_k,
+FROM (
+  SELECT toUnixTimestamp(toStartOfDay(r.ts, {p6:String})) AS bucket, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, sum(toFloat64(r.spend)) AS ads_spend, sum(r.impressions) AS ads_impressions
+  FROM (SELECT toDateTime64(toDateTime(c.date, {p6:String}), 3, 'UTC') AS ts, c.currency AS cur, c.date AS fx_day, toUInt8(1) AS fx_k,
   c.spend, c.impressions, c.clicks, c.conversions, c.conversion_value
 FROM (
   SELECT *, max(level) OVER (PARTITION BY platform, account_id) AS deepest
   FROM ad_metrics_daily FINAL WHERE pixel_id = {p5:String} AND date >= {p10:Date} AND date <= {p11:Date}
 ) AS c
 WHERE c.level = c.deepest AND ((c.platform = {p0:String}) AND (if(c.level = 'account', c.entity_id, c.account_id) IN {p1:Array(String)}) AND (NOT (if(c.level = 'campaign', c.entity_id, c.campaign_id) = {p2:String})) AND (startsWith(lowerUTF8(if(c.level = 'adset', c.entity_id, c.adset_id)), lowerUTF8({p3:String}))) AND (if(c.level = 'ad', c.entity_id, '') != '') AND (NOT (toString(c.level) = {p4:String})))) AS r
-ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
-ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
+  GROUP BY bucket, cur, fx_day
+) AS q
+ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
 GROUP BY GROUPING SETS ((bucket), ())
 
 -- parameters:

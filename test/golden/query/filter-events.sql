@@ -9,18 +9,22 @@ hops AS (
   SELECT alias_value AS old, argMax(canonical_id, version) AS new FROM identity_links
   WHERE pixel_id = {p5:String} AND alias_type = 'canonical' GROUP BY alias_value
 )
-SELECT toUnixTimestamp(toStartOfDay(r.ts, {p6:String})) AS bucket,
-  toFloat64(count()) AS events_count,
-  sumIf(toFloat64(r.value) * if(r.cur = {p7:String}, 1., if({p7:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate)), r.value IS NOT NULL AND r.cur != '') AS events_value,
-  minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p7:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p7:String} != 'USD' AND ft.rate = 0, {p7:String}, '')), multiIf(r.cur = {p7:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p7:String} != 'USD' AND ft.rate = 0, {p7:String}, '') != '') AS fx_missing,
+SELECT q.bucket AS bucket,
+  toFloat64(sum(q.events_count)) AS events_count,
+  sum(if(q.events_value = 0, 0., q.events_value * if(q.cur = {p7:String}, 1., if({p7:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS events_value,
+  minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p7:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p7:String} != 'USD' AND ft.rate = 0, {p7:String}, '')), multiIf(q.cur = {p7:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p7:String} != 'USD' AND ft.rate = 0, {p7:String}, '') != '') AS fx_missing,
   grouping(bucket) AS is_total
-FROM (SELECT e.event_time AS ts, e.currency AS cur, toDate(e.event_time) AS fx_day, toUInt8(1) AS fx_k,
+FROM (
+  SELECT toUnixTimestamp(toStartOfDay(r.ts, {p6:String})) AS bucket, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, count() AS events_count, sumIf(toFloat64(r.value), r.value IS NOT NULL AND r.cur != '') AS events_value
+  FROM (SELECT e.event_time AS ts, e.currency AS cur, toDate(e.event_time) AS fx_day, toUInt8(1) AS fx_k,
   e.name AS name, e.value AS value, if(h.new != '', h.new, e.canonical_id) AS cid
 FROM (SELECT * FROM events WHERE pixel_id = {p5:String} AND event_time >= {p8:DateTime64(3, 'UTC')} AND event_time < {p9:DateTime64(3, 'UTC')}) AS e
 LEFT JOIN hops AS h ON h.old = e.canonical_id
 WHERE ((e.name IN {p0:Array(String)}) AND (toString(e.origin) = {p1:String}) AND (startsWith(lowerUTF8(e.utm_source), lowerUTF8({p2:String}))) AND (positionCaseInsensitiveUTF8(e.page_path, {p3:String}) > 0) AND (toFloat64(e.value) IS NOT NULL AND toFloat64(e.value) >= {p4:Float64}) AND (e.currency != ''))) AS r
-ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
-ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
+  GROUP BY bucket, cur, fx_day
+) AS q
+ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
 GROUP BY GROUPING SETS ((bucket), ())
 
 -- parameters:

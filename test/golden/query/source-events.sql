@@ -9,22 +9,26 @@ hops AS (
   SELECT alias_value AS old, argMax(canonical_id, version) AS new FROM identity_links
   WHERE pixel_id = {p0:String} AND alias_type = 'canonical' GROUP BY alias_value
 )
-SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket,
-  toFloat64(count()) AS events_count,
-  toFloat64(uniqExact(r.cid)) AS events_identities,
-  toFloat64(countIf(r.name = 'page_view')) AS events_page_views,
-  toFloat64(countIf(r.name = 'purchase')) AS events_purchases,
-  toFloat64(uniqExactIf(r.cid, r.name = 'purchase')) AS events_purchasers,
-  sumIf(toFloat64(r.value) * if(r.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate)), r.value IS NOT NULL AND r.cur != '') AS events_value,
-  minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
+SELECT q.bucket AS bucket,
+  toFloat64(sum(q.events_count)) AS events_count,
+  toFloat64(uniqExactMerge(q.events_identities)) AS events_identities,
+  toFloat64(sum(q.events_page_views)) AS events_page_views,
+  toFloat64(sum(q.events_purchases)) AS events_purchases,
+  toFloat64(uniqExactMerge(q.events_purchasers)) AS events_purchasers,
+  sum(if(q.events_value = 0, 0., q.events_value * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS events_value,
+  minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
   grouping(bucket) AS is_total
-FROM (SELECT e.event_time AS ts, e.currency AS cur, toDate(e.event_time) AS fx_day, toUInt8(1) AS fx_k,
+FROM (
+  SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, count() AS events_count, uniqExactState(r.cid) AS events_identities, countIf(r.name = 'page_view') AS events_page_views, countIf(r.name = 'purchase') AS events_purchases, uniqExactStateIf(r.cid, r.name = 'purchase') AS events_purchasers, sumIf(toFloat64(r.value), r.value IS NOT NULL AND r.cur != '') AS events_value
+  FROM (SELECT e.event_time AS ts, e.currency AS cur, toDate(e.event_time) AS fx_day, toUInt8(1) AS fx_k,
   e.name AS name, e.value AS value, if(h.new != '', h.new, e.canonical_id) AS cid
 FROM (SELECT * FROM events WHERE pixel_id = {p0:String} AND event_time >= {p3:DateTime64(3, 'UTC')} AND event_time < {p4:DateTime64(3, 'UTC')}) AS e
 LEFT JOIN hops AS h ON h.old = e.canonical_id
 WHERE 1) AS r
-ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
-ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
+  GROUP BY bucket, cur, fx_day
+) AS q
+ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
 GROUP BY GROUPING SETS ((bucket), ())
 
 -- parameters:

@@ -10,20 +10,24 @@ co AS (
   FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p0:String} AND created_at >= {p3:DateTime64(3, 'UTC')} AND created_at < {p4:DateTime64(3, 'UTC')}) AS o
   WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
 )
-SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket,
-  sum(toFloat64(r.cogs) * if(r.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate))) AS cost_cogs,
-  sum(toFloat64(r.handling) * if(r.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate))) AS cost_handling,
-  sum(toFloat64(r.shipping) * if(r.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate))) AS cost_shipping,
-  sum(toFloat64(r.gateway) * if(r.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate))) AS cost_gateway,
-  sum(toFloat64(r.order_level) * if(r.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate))) AS cost_order_level,
-  minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
+SELECT q.bucket AS bucket,
+  sum(if(q.cost_cogs = 0, 0., q.cost_cogs * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS cost_cogs,
+  sum(if(q.cost_handling = 0, 0., q.cost_handling * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS cost_handling,
+  sum(if(q.cost_shipping = 0, 0., q.cost_shipping * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS cost_shipping,
+  sum(if(q.cost_gateway = 0, 0., q.cost_gateway * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS cost_gateway,
+  sum(if(q.cost_order_level = 0, 0., q.cost_order_level * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS cost_order_level,
+  minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
   grouping(bucket) AS is_total
-FROM (SELECT o.created_at AS ts, oc.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k,
+FROM (
+  SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, sum(toFloat64(r.cogs)) AS cost_cogs, sum(toFloat64(r.handling)) AS cost_handling, sum(toFloat64(r.shipping)) AS cost_shipping, sum(toFloat64(r.gateway)) AS cost_gateway, sum(toFloat64(r.order_level)) AS cost_order_level
+  FROM (SELECT o.created_at AS ts, oc.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k,
   oc.cogs, oc.handling, oc.shipping, oc.gateway, oc.order_level
 FROM (SELECT * FROM order_costs FINAL WHERE pixel_id = {p0:String}) AS oc INNER JOIN co AS o ON o.order_id = oc.order_id
 WHERE o.created_at >= {p3:DateTime64(3, 'UTC')} AND o.created_at < {p4:DateTime64(3, 'UTC')} AND 1) AS r
-ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
-ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
+  GROUP BY bucket, cur, fx_day
+) AS q
+ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
 GROUP BY GROUPING SETS ((bucket), ())
 
 -- parameters:
