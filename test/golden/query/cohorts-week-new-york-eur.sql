@@ -16,17 +16,22 @@ cohorted AS (
   SELECT customer_key, toMonday(first_at, {p1:String}) AS cohort FROM firsts
   WHERE first_at >= {p3:DateTime64(3, 'UTC')} AND first_at < {p4:DateTime64(3, 'UTC')}
 )
-SELECT toUnixTimestamp(toDateTime(r.cohort, {p1:String})) AS cohort_key, r.period AS period,
-  toFloat64(uniqExact(r.customer_key)) AS retained, toFloat64(count()) AS orders,
-  sum(toFloat64(r.total_price) * if(r.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(r.cur = 'USD', 1., fs.rate))) AS revenue, minIf(concat(toString(r.fx_day), ' ', multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(r.cur = {p2:String}, '', r.cur != 'USD' AND fs.rate = 0, r.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing
+SELECT toUnixTimestamp(toDateTime(q.cohort, {p1:String})) AS cohort_key, q.period AS period,
+  toFloat64(uniqExactMerge(q.retained)) AS retained, toFloat64(sum(q.orders)) AS orders,
+  sum(if(q.revenue = 0, 0., q.revenue * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS revenue, minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing
 FROM (
-  SELECT f.customer_key AS customer_key, f.cohort AS cohort, intDiv(dateDiff('day', f.cohort, toMonday(f.created_at, {p1:String})), 7) AS period, f.total_price AS total_price,
-    f.currency AS cur, toDate(f.created_at) AS fx_day, toUInt8(1) AS fx_k
-  FROM (SELECT f0.*, c.cohort AS cohort FROM f0 INNER JOIN cohorted AS c ON c.customer_key = f0.customer_key) AS f
-  WHERE intDiv(dateDiff('day', f.cohort, toMonday(f.created_at, {p1:String})), 7) < {p5:Int64}
-) AS r
-ASOF LEFT JOIN fx AS fs ON fs.currency = r.cur AND fs.date <= r.fx_day
-ASOF LEFT JOIN fx_target AS ft ON ft.k = r.fx_k AND ft.date <= r.fx_day
+  SELECT r.cohort AS cohort, r.period AS period, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k,
+    uniqExactState(r.customer_key) AS retained, count() AS orders, sum(toFloat64(r.total_price)) AS revenue
+  FROM (
+    SELECT f.customer_key AS customer_key, f.cohort AS cohort, intDiv(dateDiff('day', f.cohort, toMonday(f.created_at, {p1:String})), 7) AS period, f.total_price AS total_price,
+      f.currency AS cur, toDate(f.created_at) AS fx_day
+    FROM (SELECT f0.*, c.cohort AS cohort FROM f0 INNER JOIN cohorted AS c ON c.customer_key = f0.customer_key) AS f
+    WHERE intDiv(dateDiff('day', f.cohort, toMonday(f.created_at, {p1:String})), 7) < {p5:Int64}
+  ) AS r
+  GROUP BY cohort, period, cur, fx_day
+) AS q
+ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
 GROUP BY cohort_key, period
 ORDER BY cohort_key, period
 
