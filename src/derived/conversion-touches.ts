@@ -1,3 +1,5 @@
+import { hopsCte } from "../identity/links-sql.js";
+
 /**
  * `conversion_touches` (docs/derived-tables.md): per order, every touch of its identity (merges
  * resolved in one hop, as queries resolve them) at or before it, with the fields attribution credits
@@ -23,30 +25,36 @@ export const TOUCH_FIELDS = [
 /** A watermark before every row, the migrated ones (ingested_at = the epoch) included. */
 export const BEFORE_EVERYTHING = "1900-01-01 00:00:00.000";
 
-const hops = (pixel: string) => `hops AS (
-  SELECT alias_value AS old, argMax(canonical_id, version) AS new FROM identity_links
-  WHERE pixel_id = ${pixel} AND alias_type = 'canonical' GROUP BY alias_value
-)`;
+/**
+ * The change feed: every row that can change an order's touches — touches, merges (canonical links),
+ * order versions — as one UNION ALL of `columns` (over pixel_id, canonical_id, ingested_at) where
+ * `where` holds.
+ */
+export function changeFeed(columns: string, where: string): string {
+  return [
+    `SELECT ${columns} FROM touchpoints WHERE ${where}`,
+    `SELECT ${columns} FROM identity_links WHERE alias_type = 'canonical' AND ${where}`,
+    `SELECT ${columns} FROM orders WHERE ${where}`,
+  ].join("\n  UNION ALL\n  ");
+}
 
 /**
  * Identities (resolved through a `hops` CTE the caller defines) with a row ingested after `since`, and
  * every stored id that resolves to one of them (`changed_ids`): the ids whose orders and touches a
  * refresh rebuilds, and a query reads raw.
  */
+/** Every stored id that resolves to a `changed` identity (the survivor and the ids merged into it). */
+const CHANGED_IDS = `changed_ids AS (
+  SELECT cid AS id FROM changed UNION ALL SELECT old AS id FROM hops WHERE new IN (SELECT cid FROM changed)
+)`;
+
 export function changedIdentitiesCtes(pixel: string, since: string): string {
   return `changed AS (
   SELECT if(h.new != '', h.new, x.id) AS cid FROM (
-    SELECT canonical_id AS id FROM touchpoints WHERE pixel_id = ${pixel} AND ingested_at > ${since}
-    UNION ALL
-    SELECT canonical_id AS id FROM identity_links
-    WHERE pixel_id = ${pixel} AND alias_type = 'canonical' AND ingested_at > ${since}
-    UNION ALL
-    SELECT canonical_id AS id FROM orders WHERE pixel_id = ${pixel} AND ingested_at > ${since}
+  ${changeFeed("canonical_id AS id", `pixel_id = ${pixel} AND ingested_at > ${since}`)}
   ) AS x LEFT JOIN hops AS h ON h.old = x.id
 ),
-changed_ids AS (
-  SELECT cid AS id FROM changed UNION ALL SELECT old AS id FROM hops WHERE new IN (SELECT cid FROM changed)
-)`;
+${CHANGED_IDS}`;
 }
 
 const PIXEL = "{pixel:String}";
@@ -66,14 +74,12 @@ export function refreshSql(scope: "since" | "month"): string {
   FROM (SELECT canonical_id FROM orders FINAL WHERE pixel_id = ${PIXEL} AND toYYYYMM(created_at) = {month:UInt32}) AS m
   LEFT JOIN hops AS h ON h.old = m.canonical_id
 ),
-changed_ids AS (
-  SELECT cid AS id FROM changed UNION ALL SELECT old AS id FROM hops WHERE new IN (SELECT cid FROM changed)
-)`;
+${CHANGED_IDS}`;
   const only = " AND canonical_id IN (SELECT id FROM changed_ids)";
   const month = scope === "month" ? " AND toYYYYMM(created_at) = {month:UInt32}" : "";
   const tuple = ["t.touch_time", "t.event_id", ...TOUCH_FIELDS.map((f) => `t.${f}`)].join(", ");
   return `INSERT INTO ${CONVERSION_TOUCHES} (pixel_id, order_id, created_at, built_version, touches)
-WITH ${hops(PIXEL)},
+WITH ${hopsCte(PIXEL)},
 ${changed},
 conv AS (
   SELECT o.order_id AS order_id, o.created_at AS created_at, if(h.new != '', h.new, o.canonical_id) AS cid
@@ -114,12 +120,7 @@ export function freshIdsSql(): string {
   // resolves to it now.
   const since = watermarkSql(PIXEL);
   return `WITH seen AS (
-  SELECT canonical_id AS id FROM touchpoints WHERE pixel_id = ${PIXEL} AND ingested_at > ${since}
-  UNION ALL
-  SELECT canonical_id AS id FROM identity_links
-  WHERE pixel_id = ${PIXEL} AND alias_type = 'canonical' AND ingested_at > ${since}
-  UNION ALL
-  SELECT canonical_id AS id FROM orders WHERE pixel_id = ${PIXEL} AND ingested_at > ${since}
+  ${changeFeed("canonical_id AS id", `pixel_id = ${PIXEL} AND ingested_at > ${since}`)}
 ),
 resolved AS (
   SELECT id FROM seen

@@ -2,7 +2,13 @@ import { PollingLoop } from "../events/loop.js";
 import type { Logger } from "../log.js";
 import { consumerProcessed } from "../metrics.js";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
-import { BEFORE_EVERYTHING, CONVERSION_TOUCHES, refreshSql, watermarkSql } from "./conversion-touches.js";
+import {
+  BEFORE_EVERYTHING,
+  CONVERSION_TOUCHES,
+  changeFeed,
+  refreshSql,
+  watermarkSql,
+} from "./conversion-touches.js";
 
 export const DERIVED_CONSUMER = "derived-tables";
 
@@ -119,10 +125,9 @@ export class DerivedWorker {
     const rows = await this.warehouse.query<{ pixel_id: string }>(
       `WITH wm AS (${WATERMARKS})
 SELECT DISTINCT x.pixel_id AS pixel_id FROM (
-  SELECT pixel_id, max(ingested_at) AS last FROM touchpoints WHERE ingested_at > ${floor} GROUP BY pixel_id
-  UNION ALL SELECT pixel_id, max(ingested_at) AS last FROM orders WHERE ingested_at > ${floor} GROUP BY pixel_id
-  UNION ALL SELECT pixel_id, max(ingested_at) AS last FROM identity_links
-    WHERE alias_type = 'canonical' AND ingested_at > ${floor} GROUP BY pixel_id
+  SELECT pixel_id, max(ingested_at) AS last FROM (
+  ${changeFeed("pixel_id, ingested_at", `ingested_at > ${floor}`)}
+  ) GROUP BY pixel_id
 ) AS x LEFT JOIN wm ON wm.pixel_id = x.pixel_id
 WHERE wm.pixel_id = '' OR x.last > wm.w
 UNION DISTINCT
@@ -157,10 +162,7 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
   has > 0 AND settled < {lookback:UInt32} AND w <= now64(3, 'UTC') - toIntervalMillisecond({lookback:UInt32}) AS recheck,
   toString(toUnixTimestamp64Milli(now64(3, 'UTC'))) AS version,
   (SELECT toString(minOrNull(ingested_at)) FROM (
-    SELECT ingested_at FROM touchpoints WHERE pixel_id = {pixel:String} AND ingested_at > w
-    UNION ALL SELECT ingested_at FROM orders WHERE pixel_id = {pixel:String} AND ingested_at > w
-    UNION ALL SELECT ingested_at FROM identity_links
-      WHERE pixel_id = {pixel:String} AND alias_type = 'canonical' AND ingested_at > w)) AS oldest`,
+  ${changeFeed("ingested_at", "pixel_id = {pixel:String} AND ingested_at > w")})) AS oldest`,
         { pixel: pixelId, margin: Math.max(0, Math.round(marginMs)), lookback: this.margin },
       );
       if (!state || (Number(state.has) > 0 && state.oldest === null && !Number(state.recheck))) {
@@ -206,10 +208,7 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
     const [row] = await this.warehouse.query<{ oldest: string | null }>(
       `WITH wm AS (${WATERMARKS})
 SELECT toString(minOrNull(x.ingested_at)) AS oldest FROM (
-  SELECT pixel_id, ingested_at FROM touchpoints WHERE pixel_id IN {pixels:Array(String)}
-  UNION ALL SELECT pixel_id, ingested_at FROM orders WHERE pixel_id IN {pixels:Array(String)}
-  UNION ALL SELECT pixel_id, ingested_at FROM identity_links
-    WHERE pixel_id IN {pixels:Array(String)} AND alias_type = 'canonical'
+  ${changeFeed("pixel_id, ingested_at", "pixel_id IN {pixels:Array(String)}")}
 ) AS x LEFT JOIN wm ON wm.pixel_id = x.pixel_id
 WHERE x.ingested_at > if(wm.pixel_id = '', toDateTime64('${BEFORE_EVERYTHING}', 3, 'UTC'), wm.w)`,
       { pixels },

@@ -1,7 +1,8 @@
 import { CONVERSION_TOUCHES } from "../../derived/conversion-touches.js";
+import { hopsCte } from "../../identity/links-sql.js";
 import { FIELD_BY_NAME } from "../filters/fields.js";
 import { bucketKeySql } from "../time.js";
-import { countedOrdersCte, fxCtes, fxJoin, groupBy, hopsCte, totalsColumn } from "./common.js";
+import { countedOrdersCte, fxCtes, fxJoin, groupBy, totalsColumn } from "./common.js";
 import type { EmitContext } from "./context.js";
 import { placeholders } from "./facts.js";
 

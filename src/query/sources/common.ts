@@ -89,14 +89,6 @@ export function countedOrdersCte(
 )`;
 }
 
-/** Identity merges: an old canonical id → its survivor (always one hop; merges re-point every alias). */
-export function hopsCte(pixel: string): string {
-  return `hops AS (
-  SELECT alias_value AS old, argMax(canonical_id, version) AS new FROM identity_links
-  WHERE pixel_id = ${pixel} AND alias_type = 'canonical' GROUP BY alias_value
-)`;
-}
-
 /** Daily rates (units per USD), latest version of each day. */
 export function fxCtes(target: string): string {
   return `fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),

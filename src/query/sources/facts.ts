@@ -1,8 +1,9 @@
+import { hopsCte } from "../../identity/links-sql.js";
 import type { Binder } from "../binder.js";
 import { FIELD_BY_NAME } from "../filters/fields.js";
 import type { SourceName } from "../measures.js";
 import { bucketKeySql } from "../time.js";
-import { countedOrdersCte, fxCtes, fxJoin, groupBy, hopsCte, totalsColumn } from "./common.js";
+import { countedOrdersCte, fxCtes, fxJoin, groupBy, totalsColumn } from "./common.js";
 import type { EmitContext } from "./context.js";
 
 /**

@@ -1,0 +1,10 @@
+/**
+ * How queries resolve a stored identity id in the warehouse: an old canonical id → its survivor,
+ * always one hop (merges re-point every alias). `pixel` is a placeholder or a bound parameter.
+ */
+export function hopsCte(pixel: string): string {
+  return `hops AS (
+  SELECT alias_value AS old, argMax(canonical_id, version) AS new FROM identity_links
+  WHERE pixel_id = ${pixel} AND alias_type = 'canonical' GROUP BY alias_value
+)`;
+}
