@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { ValidationError } from "../errors.js";
+import { ATTRIBUTION_MODELS } from "../query/attribution-models.js";
 import { FAMILIES, FIELD_BY_NAME } from "../query/filters/fields.js";
 import { resolveFilter } from "../query/filters/resolve.js";
 import { type Filter, filterSchema } from "../query/filters/schema.js";
 import { MEASURE_BY_KEY } from "../query/measures.js";
-import { ATTRIBUTION_MODELS, attributionWindowSchema, currencySchema } from "../query/schemas.js";
+import { attributionHalfLifeSchema, attributionWindowSchema, currencySchema } from "../query/schemas.js";
 import { GRANULARITIES, inQueryRange, QUERY_DATE_RANGE_MESSAGE } from "../query/time.js";
 import { GRID_COLUMNS, MAX_ROWS, MAX_Y } from "./layout.js";
 
@@ -148,6 +149,7 @@ function configurationShape<S extends z.ZodType, O extends z.ZodType>(settings: 
     attributionWindow: attributionWindowSchema.meta({
       description: "Days: 1, 7, 14, 30, 60, 90 or -1 (unlimited)",
     }),
+    attributionHalfLifeDays: attributionHalfLifeSchema.optional(),
     granularity: z.enum(GRANULARITIES),
     dateRange: dateRangeSchema,
     currency: currencySchema.optional().meta({
@@ -184,6 +186,9 @@ export function resolveConfiguration(c: ParsedConfiguration): Configuration {
   return {
     attributionModel: c.attributionModel,
     attributionWindow: c.attributionWindow,
+    ...(c.attributionHalfLifeDays !== undefined
+      ? { attributionHalfLifeDays: c.attributionHalfLifeDays }
+      : {}),
     granularity: c.granularity,
     dateRange: c.dateRange,
     ...(c.currency ? { currency: c.currency } : {}),

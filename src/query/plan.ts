@@ -5,6 +5,7 @@ import { printFilter } from "./filters/print.js";
 import type { ResolvedFilter } from "./filters/resolve.js";
 import { basesOf, type SourceName } from "./measures.js";
 import {
+  attributionChoice,
   LEVEL_FIELD,
   type Periods,
   type QueryEnvironment,
@@ -248,7 +249,7 @@ export function planChannelMeasures(r: ResolvedChannel, entityIds: string[]): Qu
       range,
       orderSettings: r.settings,
       dimensions: [dimension],
-      attribution: { model: q.attributionModel, window: q.attributionWindow },
+      attribution: attributionChoice(q),
       needsCustomerNumbering: false,
     });
     if (bases.has("ads")) {

@@ -1,12 +1,13 @@
 import type { OrderSettings } from "../accounts/schemas.js";
 import { ValidationError } from "../errors.js";
+import { DEFAULT_HALF_LIFE_DAYS } from "./attribution-models.js";
 import { filterFields } from "./filters/compile.js";
 import { type Family, FIELD_BY_NAME, type FieldDef } from "./filters/fields.js";
 import { type ResolvedFilter, resolveFilter } from "./filters/resolve.js";
 import type { Filter } from "./filters/schema.js";
 import { basesOf, MEASURE_BY_KEY, type SourceName } from "./measures.js";
 import type { AttributionQuery, ChannelQuery, CohortMeasure, CohortQuery, GeneralQuery } from "./schemas.js";
-import { SOURCE_FAMILIES } from "./sources/context.js";
+import { type AttributionChoice, SOURCE_FAMILIES } from "./sources/context.js";
 import { type Granularity, type Instants, resolveRange } from "./time.js";
 
 /**
@@ -33,7 +34,20 @@ export interface Periods {
   compare?: Instants;
 }
 
-export type AttributionChoice = { model: "first_click" | "last_click" | "any_click"; window: number };
+export type { AttributionChoice };
+
+/** The attribution choice of any query that takes one; the half-life defaults for every model. */
+export function attributionChoice(q: {
+  attributionModel: AttributionChoice["model"];
+  attributionWindow: number;
+  attributionHalfLifeDays?: number | undefined;
+}): AttributionChoice {
+  return {
+    model: q.attributionModel,
+    window: q.attributionWindow,
+    halfLifeDays: q.attributionHalfLifeDays ?? DEFAULT_HALF_LIFE_DAYS,
+  };
+}
 
 /** What every resolved query carries. */
 interface Resolved {
@@ -277,7 +291,7 @@ export function resolveGeneral(q: GeneralQuery, env: QueryEnvironment): Resolved
     measures: q.measures,
     dimensions: q.dimensions,
     granularity: q.granularity,
-    attribution: { model: q.attributionModel, window: q.attributionWindow },
+    attribution: attributionChoice(q),
     numbering: needsNumbering(q.measures, q.filters, q.dimensions),
     parts,
     reportCosts,
@@ -331,7 +345,7 @@ export function resolveAttribution(q: AttributionQuery, env: QueryEnvironment): 
     dimension: q.dimension,
     entity,
     granularity: q.granularity,
-    attribution: { model: q.attributionModel, window: q.attributionWindow },
+    attribution: attributionChoice(q),
     numbering: needsNumbering(measures, q.filters, []),
     valueSource: q.valueSource,
     eventName: q.eventName ?? "purchase",

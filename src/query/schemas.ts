@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { exclusionFilterSchema } from "../accounts/schemas.js";
+import { ATTRIBUTION_MODELS } from "./attribution-models.js";
 import { filterSchema } from "./filters/schema.js";
 import { GRANULARITIES, inQueryRange, QUERY_DATE_RANGE_MESSAGE } from "./time.js";
 
@@ -38,7 +39,12 @@ export const orderSettingsOverrideSchema = z
   .partial()
   .meta({ description: "Overrides of the account's stored order settings for this query" });
 
-export const ATTRIBUTION_MODELS = ["first_click", "last_click", "any_click"] as const;
+export const attributionHalfLifeSchema = z
+  .number()
+  .min(1)
+  .max(90)
+  .meta({ description: "time_decay: half-life in days (1–90, default 7)" });
+
 export const ATTRIBUTION_WINDOWS = [1, 7, 14, 30, 60, 90, -1] as const;
 export const attributionWindowSchema = z
   .number()
@@ -65,6 +71,7 @@ export const generalQuerySchema = z.strictObject({
   granularity: z.enum(GRANULARITIES).default("day"),
   attributionModel: z.enum(ATTRIBUTION_MODELS).default("last_click"),
   attributionWindow: attributionWindowSchema.default(30),
+  attributionHalfLifeDays: attributionHalfLifeSchema.optional(),
   order: z
     .strictObject({ measure: z.string(), direction: z.enum(["asc", "desc"]).default("desc") })
     .optional()
@@ -81,6 +88,7 @@ export const attributionQuerySchema = z.strictObject({
   compareDateRange: dateRangeSchema.optional(),
   attributionModel: z.enum(ATTRIBUTION_MODELS),
   attributionWindow: attributionWindowSchema,
+  attributionHalfLifeDays: attributionHalfLifeSchema.optional(),
   valueSource: z.enum(["orders", "events"]).default("orders"),
   eventName: z.string().min(1).optional(),
   measures: z.array(z.string()).min(1).max(20).optional(),
@@ -122,6 +130,7 @@ export const channelQuerySchema = z.strictObject({
   currency: currencySchema.optional(),
   attributionModel: z.enum(ATTRIBUTION_MODELS).default("last_click"),
   attributionWindow: attributionWindowSchema.default(30),
+  attributionHalfLifeDays: attributionHalfLifeSchema.optional(),
   limit: z.number().int().min(1).max(500).default(50),
   offset: z.number().int().min(0).default(0),
   sortBy: z.enum(["sourceUpdatedAt", "sourceCreatedAt", "resourceName"]).default("sourceUpdatedAt"),

@@ -1,4 +1,5 @@
 import type { OrderSettings } from "../../accounts/schemas.js";
+import type { AttributionModel } from "../attribution-models.js";
 import type { Binder } from "../binder.js";
 import type { Family } from "../filters/fields.js";
 import type { Filter } from "../filters/schema.js";
@@ -17,9 +18,16 @@ export interface EmitContext {
   orderSettings: OrderSettings;
   /** Dimension fields (catalog names), in request order. */
   dimensions: readonly string[];
-  attribution: { model: "first_click" | "last_click" | "any_click"; window: number };
+  attribution: AttributionChoice;
   /** Set when the caller asked for customer-order numbering (customers.* fields or measures). */
   needsCustomerNumbering: boolean;
+}
+
+/** The model and window attribution credits by; `halfLifeDays` weighs time_decay. */
+export interface AttributionChoice {
+  model: AttributionModel;
+  window: number;
+  halfLifeDays: number;
 }
 
 /** Families of fields each source can evaluate (filters and dimensions alike). */
