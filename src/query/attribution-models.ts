@@ -22,6 +22,7 @@ export const FRACTIONAL_MODELS: ReadonlySet<AttributionModel> = new Set([
 
 export const DEFAULT_HALF_LIFE_DAYS = 7;
 export const POSITION_ENDS_SHARE = 0.4;
+export const POSITION_MIDDLE_SHARE = 0.2;
 
 const DAY_MS = 86_400_000;
 
@@ -75,7 +76,7 @@ export function touchShares(
             ? 0.5
             : r === 0 || r === n - 1
               ? POSITION_ENDS_SHARE
-              : (1 - 2 * POSITION_ENDS_SHARE) / (n - 2),
+              : POSITION_MIDDLE_SHARE / (n - 2),
       );
     case "time_decay": {
       // Relative to the latest touch, so the weights never all underflow to 0 on a long window.

@@ -518,6 +518,23 @@ export const GOLDEN_CASES: GoldenCase[] = [
       }),
     ),
   ),
+  // Fractional models: the touch path in rank order and each touch's share.
+  ...(["linear", "time_decay", "position_based"] as const).map((model) =>
+    attribution(`attribution-${model.replace("_", "-")}-30d`, `${model}, window 30, by source`, {
+      attributionModel: model,
+      attributionWindow: 30,
+    }),
+  ),
+  attribution("attribution-time-decay-half-life", "time_decay with a 2-day half-life, unlimited, by ad id", {
+    dimension: "attribution.ad_id",
+    attributionModel: "time_decay",
+    attributionWindow: -1,
+    attributionHalfLifeDays: 2,
+  }),
+  general("attribution-linear-no-touch-dimension", "a fractional model without a touch dimension: has a touch", {
+    measures: ["attribution.orders", "attribution.revenue"],
+    attributionModel: "linear",
+  }),
   attribution("attribution-campaign-spend", "an ad-entity dimension adds the spend statement (ROAS, CPA)", {
     dimension: "attribution.campaign_id",
     attributionModel: "last_click",

@@ -1,5 +1,6 @@
 import { CONVERSION_TOUCHES } from "../../derived/conversion-touches.js";
 import { hopsCte } from "../../identity/links-sql.js";
+import { FRACTIONAL_MODELS, POSITION_ENDS_SHARE, POSITION_MIDDLE_SHARE } from "../attribution-models.js";
 import { FIELD_BY_NAME } from "../filters/fields.js";
 import { bucketKeySql } from "../time.js";
 import { countedOrdersCte, fxCtes, fxJoin, groupBy, totalsColumn } from "./common.js";
@@ -18,19 +19,16 @@ export interface AttributionSpec {
 }
 
 /**
- * Attribution (docs/query.md): each conversion in the range is joined to the touches of its identity
- * (both resolved one hop through merges) that happened at or before it and inside the window.
- * first_click credits the earliest such touch, last_click the latest, any_click every distinct
- * dimension value touched; a conversion without a touch is credited to `(none)` so totals
- * reconcile. Dimensions: at most one attribution field (the credited touch's value) and any orders
- * fields (the conversion's own). Without an attribution dimension, attributed = has a touch.
+ * The conversions of the range and what each is credited to (`credited`: one row per conversion with
+ * its value, refunds in the target currency, conversion dimensions, the count of touches in the
+ * window and the model's credit column), shared by the aggregate and the credited-orders listing.
  */
-export function emitAttribution(
+function attributionCtes(
   ctx: EmitContext,
+  p: ReturnType<typeof placeholders>,
   spec: AttributionSpec,
-  options: { derived?: { fresh: string } } = {},
-): string {
-  const p = placeholders(ctx);
+  options: { derived?: { fresh: string } },
+): { ctes: string[]; credits: Credits } {
   const b = ctx.binder;
   const touchDim = ctx.dimensions.find((d) => d.startsWith("attribution."));
   const convDims = ctx.dimensions.map((d, i) =>
@@ -87,15 +85,25 @@ export function emitAttribution(
     .join("");
   // Only the model's own credit is aggregated: the other two cost as much again over every touch.
   // Touches at the same instant are ordered by event id, so the credit never depends on read order.
+  // A fractional model needs the whole path (every touch in the window, in rank order); without an
+  // attribution dimension only "has a touch" matters, so it needs nothing but the count.
+  const model = ctx.attribution.model;
+  const fractional = FRACTIONAL_MODELS.has(model) && touchDim !== undefined;
   const modelCredit = (cond: string) =>
-    ({
-      first_click: `argMinIf(t.tdim, (t.touch_time, t.event_id), ${cond}) AS first_dim`,
-      last_click: `argMaxIf(t.tdim, (t.touch_time, t.event_id), ${cond}) AS last_dim`,
-      any_click: `groupUniqArrayIf(t.tdim, ${cond}) AS any_dims`,
-    })[ctx.attribution.model];
-  const creditCol = { first_click: "first_dim", last_click: "last_dim", any_click: "any_dims" }[
-    ctx.attribution.model
-  ];
+    fractional
+      ? `arraySort(groupArrayIf((t.touch_time, t.event_id, t.tdim), ${cond})) AS path`
+      : model === "first_click" || FRACTIONAL_MODELS.has(model)
+        ? `argMinIf(t.tdim, (t.touch_time, t.event_id), ${cond}) AS first_dim`
+        : model === "last_click"
+          ? `argMaxIf(t.tdim, (t.touch_time, t.event_id), ${cond}) AS last_dim`
+          : `groupUniqArrayIf(t.tdim, ${cond}) AS any_dims`;
+  const creditCol = fractional
+    ? "path"
+    : model === "first_click" || FRACTIONAL_MODELS.has(model)
+      ? "first_dim"
+      : model === "last_click"
+        ? "last_dim"
+        : "any_dims";
   // fx_k (the ASOF key of the target rate) is restated after the join instead of carried through it:
   // a property test saw, rarely, the target rate reported missing for a day that had one, and a
   // constant left column coming out of the join as its default (0) is the suspect.
@@ -125,43 +133,13 @@ credited AS (
   GROUP BY c.conv_id
 )`;
   const label = (x: string) => `if(${x} = '', '${NOT_SET}', ${x})`;
-  const credit =
-    ctx.attribution.model === "any_click"
-      ? `if(touches = 0, ['${NO_TOUCH}'], arrayMap(x -> ${label("x")}, any_dims))`
-      : `[if(touches = 0, '${NO_TOUCH}', ${label(ctx.attribution.model === "first_click" ? "first_dim" : "last_dim")})]`;
-  const fx = fxJoin("q", p.target);
-  const dimSelect = ctx.dimensions.map((d, i) =>
-    d.startsWith("attribution.") ? `r.credit AS d${i}` : `r.d${i} AS d${i}`,
-  );
-  const dimKeys = ctx.dimensions.map((_, i) => `d${i}`);
-  const attributed = touchDim ? "1" : "r.touches > 0";
-  // Conversions are summed per bucket, dimension values, currency and day first, and each sum is
-  // converted once: a rate applies to a whole day of one currency, so this is the same figure as
-  // converting each conversion, at a few thousand rows instead of every conversion.
-  const perDay = [
-    `${bucketKeySql("r.ts", ctx.granularity, p.tz)} AS bucket`,
-    ...dimSelect,
-    "r.cur AS cur",
-    "r.fx_day AS fx_day",
-    "toUInt8(1) AS fx_k",
-    `countIf(${attributed}) AS attributed`,
-    `sumIf(r.value, ${attributed}) AS value`,
-    `sumIf(r.refunded, ${attributed}) AS refunded`,
-    "count() AS conversions",
-    "minIf(r.refund_missing, r.refund_missing != '') AS refund_missing",
-  ];
-  const perDayKeys = [...(ctx.granularity === "none" ? [] : ["bucket"]), ...dimKeys, "cur", "fx_day"];
-  const select = [
-    // With granularity none the bucket is a constant, not a grouping key (see groupBy).
-    ctx.granularity === "none" ? "any(q.bucket) AS bucket" : "q.bucket AS bucket",
-    ...dimKeys.map((k) => `q.${k} AS ${k}`),
-    "toFloat64(sum(q.attributed)) AS attr_orders",
-    // Net revenue in the target currency: the orders at their day's rate, each refund at its own day's.
-    `sum(q.value * ${fx.factor} - q.refunded) AS attr_revenue`,
-    "toFloat64(sum(q.conversions)) AS conversions",
-    `arrayMin(arrayFilter(x -> x != '', [${fx.missing}, minIf(q.refund_missing, q.refund_missing != '')])) AS fx_missing`,
-    ...totalsColumn(ctx.granularity),
-  ];
+  const credits: Credits = !touchDim
+    ? { labels: "['']" }
+    : fractional
+      ? fractionalCredits(model, label, b.bind(ctx.attribution.halfLifeDays, "Float64"))
+      : model === "any_click"
+        ? { labels: `if(touches = 0, ['${NO_TOUCH}'], arrayMap(x -> ${label("x")}, any_dims))` }
+        : { labels: `[if(touches = 0, '${NO_TOUCH}', ${label(creditCol)})]` };
   const ctes = [
     fxCtes(p.target),
     countedOrdersCte(
@@ -177,15 +155,141 @@ credited AS (
     ...touchCtes,
     credited,
   ];
+  return { ctes, credits };
+}
+
+/**
+ * What a conversion of `credited` is credited to: `labels` (an array of values, each credited the
+ * whole conversion) or `pairs` (value, share) adding up to 1, with `columns` the pairs read.
+ */
+type Credits = { labels: string } | { pairs: string; columns: string };
+
+/**
+ * The share of a conversion each touch of its rank-ordered `path` gets (src/query/attribution-models.ts
+ * is the same arithmetic in TypeScript). time_decay weighs relative to the latest touch so that no
+ * weight underflows to 0 on a long window.
+ */
+function fractionalCredits(model: string, label: (x: string) => string, halfLife: string): Credits {
+  const weight = (x: string) =>
+    `pow(2, (toUnixTimestamp64Milli(${x}.1) - toUnixTimestamp64Milli(path[-1].1)) / (${halfLife} * 86400000))`;
+  const share =
+    model === "linear"
+      ? "1 / length(path)"
+      : model === "position_based"
+        ? `multiIf(length(path) = 1, 1., length(path) = 2, 0.5, i = 1 OR i = length(path), ${POSITION_ENDS_SHARE}, ${POSITION_MIDDLE_SHARE} / (length(path) - 2))`
+        : `${weight("x")} / decay_sum`;
+  const pairs = `arrayMap((x, i) -> (${label("x.3")}, ${share}), path, arrayEnumerate(path))`;
+  return {
+    pairs: `if(length(path) = 0, [('${NO_TOUCH}', 1.)], ${pairs})`,
+    columns: model === "time_decay" ? `, arraySum(arrayMap(x -> ${weight("x")}, path)) AS decay_sum` : "",
+  };
+}
+
+/**
+ * Attribution (docs/query.md): each conversion in the range is joined to the touches of its identity
+ * (both resolved one hop through merges) that happened at or before it and inside the window.
+ * first_click credits the earliest such touch, last_click the latest, any_click every distinct
+ * dimension value touched, and linear / time_decay / position_based spread the conversion over its
+ * touches in shares adding up to 1; a conversion without a touch is credited to `(none)` so totals
+ * reconcile. Dimensions: at most one attribution field (the credited touch's value) and any orders
+ * fields (the conversion's own). Without an attribution dimension, attributed = has a touch.
+ */
+export function emitAttribution(
+  ctx: EmitContext,
+  spec: AttributionSpec,
+  options: { derived?: { fresh: string } } = {},
+): string {
+  const p = placeholders(ctx);
+  const { ctes, credits } = attributionCtes(ctx, p, spec, options);
+  const shared = "pairs" in credits;
+  const touchDim = ctx.dimensions.some((d) => d.startsWith("attribution."));
+  const fx = fxJoin("q", p.target);
+  const dimSelect = ctx.dimensions.map((d, i) =>
+    d.startsWith("attribution.") ? `r.credit AS d${i}` : `r.d${i} AS d${i}`,
+  );
+  const dimKeys = ctx.dimensions.map((_, i) => `d${i}`);
+  const attributed = touchDim ? "1" : "r.touches > 0";
+  // Under a fractional model a row holds a share of its conversion: counted and valued by it.
+  const times = shared ? " * r.share" : "";
+  // Conversions are summed per bucket, dimension values, currency and day first, and each sum is
+  // converted once: a rate applies to a whole day of one currency, so this is the same figure as
+  // converting each conversion, at a few thousand rows instead of every conversion.
+  const perDay = [
+    `${bucketKeySql("r.ts", ctx.granularity, p.tz)} AS bucket`,
+    ...dimSelect,
+    "r.cur AS cur",
+    "r.fx_day AS fx_day",
+    "toUInt8(1) AS fx_k",
+    shared ? `sumIf(r.share, ${attributed}) AS attributed` : `countIf(${attributed}) AS attributed`,
+    `sumIf(r.value${times}, ${attributed}) AS value`,
+    `sumIf(r.refunded${times}, ${attributed}) AS refunded`,
+    "count() AS conversions",
+    "minIf(r.refund_missing, r.refund_missing != '') AS refund_missing",
+  ];
+  const perDayKeys = [...(ctx.granularity === "none" ? [] : ["bucket"]), ...dimKeys, "cur", "fx_day"];
+  const select = [
+    // With granularity none the bucket is a constant, not a grouping key (see groupBy).
+    ctx.granularity === "none" ? "any(q.bucket) AS bucket" : "q.bucket AS bucket",
+    ...dimKeys.map((k) => `q.${k} AS ${k}`),
+    "toFloat64(sum(q.attributed)) AS attr_orders",
+    // Net revenue in the target currency: the orders at their day's rate, each refund at its own day's.
+    `sum(q.value * ${fx.factor} - q.refunded) AS attr_revenue`,
+    "toFloat64(sum(q.conversions)) AS conversions",
+    `arrayMin(arrayFilter(x -> x != '', [${fx.missing}, minIf(q.refund_missing, q.refund_missing != '')])) AS fx_missing`,
+    ...totalsColumn(ctx.granularity),
+  ];
   return `WITH ${ctes.join(",\n")}
 SELECT ${select.join(",\n  ")}
 FROM (
   SELECT ${perDay.join(", ")}
-  FROM (SELECT *, arrayJoin(${touchDim ? credit : "['']"}) AS credit FROM credited) AS r
+  FROM (${creditRows(credits)}) AS r
   GROUP BY ${perDayKeys.join(", ")}
 ) AS q
 ${fx.joins}
 ${groupBy(ctx.granularity, dimKeys)}`;
+}
+
+/** One row per conversion and credited value: `credit` (the value) and, for pairs, `share`. */
+function creditRows(credits: Credits): string {
+  return "pairs" in credits
+    ? `SELECT *${credits.columns}, arrayJoin(${credits.pairs}) AS cw, cw.1 AS credit, cw.2 AS share FROM credited`
+    : `SELECT *, arrayJoin(${credits.labels}) AS credit FROM credited`;
+}
+
+/**
+ * The latest conversions (orders) credited to one value of the attribution dimension, a page of
+ * them: each with its net value in the target currency and the share of it credited to the value
+ * (1 under first_click, last_click and any_click), plus `total`, the number of such orders.
+ * Always from raw touches: it reads one value's orders, the reference path is fast enough for that.
+ */
+export function emitCreditedOrders(
+  ctx: EmitContext,
+  spec: AttributionSpec,
+  page: { value: string; limit: number; offset: number },
+): string {
+  const p = placeholders(ctx);
+  const b = ctx.binder;
+  const { ctes, credits } = attributionCtes(ctx, p, spec, {});
+  const fx = fxJoin("q", p.target);
+  const rows =
+    "pairs" in credits
+      ? creditRows(credits)
+      : `SELECT *, arrayJoin(${credits.labels}) AS credit, toFloat64(1) AS share FROM credited`;
+  return `WITH ${ctes.join(",\n")}
+SELECT q.conv_id AS order_id, any(q.ts) AS created_at, any(q.value * ${fx.factor} - q.refunded) AS value,
+  any(q.credit) AS credit, count() OVER () AS total,
+  arrayMin(arrayFilter(x -> x != '', [${fx.missing}, any(q.refund_missing)])) AS fx_missing
+FROM (
+  SELECT r.conv_id AS conv_id, any(r.ts) AS ts, any(r.cur) AS cur, any(r.fx_day) AS fx_day, toUInt8(1) AS fx_k,
+    any(r.value) AS value, any(r.refunded) AS refunded, any(r.refund_missing) AS refund_missing, sum(r.share) AS credit
+  FROM (${rows}) AS r
+  WHERE r.credit = ${b.bind(page.value, "String")}
+  GROUP BY r.conv_id
+) AS q
+${fx.joins}
+GROUP BY q.conv_id
+ORDER BY created_at DESC, order_id DESC
+LIMIT ${b.bind(page.limit, "UInt32")} OFFSET ${b.bind(page.offset, "UInt32")}`;
 }
 
 /**
