@@ -18,6 +18,8 @@ interface Series {
   values: string[];
   buckets: Map<number, BaseValues>;
   total: BaseValues;
+  /** Apportioned bases already rounded (plan.apportion): per bucket, and the range total. */
+  rounded?: { buckets: Map<number, BaseValues>; total: BaseValues };
 }
 type Period = Map<string, Series>;
 
@@ -65,7 +67,63 @@ function collect(plan: QueryPlan, results: StatementRows[], period: "primary" | 
       }
     }
   }
+  if (plan.apportion) apportion(out, plan.apportion, plan.measures);
   return out;
+}
+
+/**
+ * Rounds each apportioned base so that, per bucket and for the range total, the rounded values of
+ * the dimension values add up to the rounded sum of them all (largest remainder): a conversion
+ * split 1/3 three ways is 0.3333 + 0.3333 + 0.3334, never 0.9999. Rows are ranked by remainder,
+ * then by their values, so the answer does not depend on row order.
+ */
+function apportion(period: Period, bases: readonly string[], measures: readonly string[]): void {
+  const series = [...period.values()];
+  for (const base of bases) {
+    const measure = measures.find((m) => {
+      const def = MEASURE_BY_KEY.get(m)?.definition;
+      return def?.kind === "base" && def.base === base;
+    });
+    const factor = 10 ** (measure ? placesOf(measure) : 4);
+    const groups = new Map<number | "total", { key: string; value: number; into: BaseValues }[]>();
+    for (const s of series) {
+      s.rounded ??= { buckets: new Map(), total: {} };
+      const add = (k: number | "total", value: number | undefined, into: BaseValues) => {
+        if (value === undefined) return;
+        if (!groups.has(k)) groups.set(k, []);
+        groups.get(k)!.push({ key: s.values.join("\u0000"), value, into });
+      };
+      add("total", s.total[base], s.rounded.total);
+      for (const [k, b] of s.buckets) {
+        let into = s.rounded.buckets.get(k);
+        if (!into) {
+          into = {};
+          s.rounded.buckets.set(k, into);
+        }
+        add(k, b[base], into);
+      }
+    }
+    for (const items of groups.values()) {
+      const scaled = items.map((i) => i.value * factor);
+      const units = Math.round(scaled.reduce((a, x) => a + x, 0));
+      const floors = scaled.map((x) => Math.floor(x + 1e-9));
+      let deficit = units - floors.reduce((a, x) => a + x, 0);
+      const byRemainder = items
+        .map((item, i) => ({ i, rem: scaled[i]! - floors[i]!, key: item.key }))
+        .sort((a, b) => b.rem - a.rem || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      for (let j = 0; deficit > 0 && byRemainder.length; j = (j + 1) % byRemainder.length, deficit--)
+        floors[byRemainder[j]!.i]! += 1;
+      for (
+        let j = byRemainder.length - 1;
+        deficit < 0 && byRemainder.length;
+        j = (j - 1 + byRemainder.length) % byRemainder.length, deficit++
+      )
+        floors[byRemainder[j]!.i]! -= 1;
+      items.forEach((item, i) => {
+        item.into[base] = floors[i]! / factor;
+      });
+    }
+  }
 }
 
 function bucketOf(s: Series, key: number): BaseValues {
@@ -107,16 +165,25 @@ export function measureValue(
 }
 
 /** `average`: a per-bucket average of a count is a fraction (2 orders over 3 days = 0.67 a day). */
+const placesOf = (key: string, average = false): number => {
+  const type = MEASURE_BY_KEY.get(key)?.valueType;
+  return type === "count" ? (average ? 2 : 0) : type === "ratio" || type === "number" ? 4 : 2;
+};
+
 const round = (key: string, v: number | null, average = false): number | null => {
   if (v === null || !Number.isFinite(v)) return null;
-  const type = MEASURE_BY_KEY.get(key)?.valueType;
-  const places = type === "count" ? (average ? 2 : 0) : type === "ratio" || type === "number" ? 4 : 2;
-  const f = 10 ** places;
+  const f = 10 ** placesOf(key, average);
   // Half away from zero on the decimal value, so 0.125 → 0.13 like an accountant expects.
   return (Math.sign(v) * Math.round(Math.abs(v) * f + 1e-9)) / f;
 };
 
 const dayOf = (iso: string) => iso.slice(0, 10);
+
+/** A base measure's value as apportioned (already rounded), when it was. */
+function apportioned(m: string, rounded: BaseValues | undefined): number | undefined {
+  const def = MEASURE_BY_KEY.get(m)?.definition;
+  return def?.kind === "base" && rounded ? rounded[def.base] : undefined;
+}
 
 function rowsOf(
   plan: QueryPlan,
@@ -126,8 +193,10 @@ function rowsOf(
 ) {
   return buckets.map((b) => {
     const bases = series?.buckets.get(b.key) ?? {};
+    const rounded = series?.rounded?.buckets.get(b.key);
     const row: BucketRow = { dt: b.dt, start: b.start, end: b.end };
-    for (const m of plan.measures) row[m] = round(m, measureValue(m, bases, report(b)));
+    for (const m of plan.measures)
+      row[m] = apportioned(m, rounded) ?? round(m, measureValue(m, bases, report(b)));
     return row;
   });
 }
@@ -208,8 +277,8 @@ export function shapeResults(
         hasPacing: !meta.isAverage && (meta.valueType === "count" || meta.valueType === "currency"),
         success: true,
         preferredTrendDirection: meta.preferredTrendDirection,
-        primarySum: round(m, pSum),
-        compareSum: round(m, cSum),
+        primarySum: apportioned(m, p?.rounded?.total) ?? round(m, pSum),
+        compareSum: plan.compare ? (apportioned(m, c?.rounded?.total) ?? round(m, cSum)) : round(m, cSum),
         primaryAvg: round(m, primaryAvg, true),
         compareAvg: round(m, compareAvg, true),
         percentDiff: percentDiff === null ? null : Math.round(percentDiff * 100) / 100,

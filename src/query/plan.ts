@@ -1,4 +1,5 @@
 import type { Params } from "../stores/warehouse/port.js";
+import type { AttributionModel } from "./attribution-models.js";
 import { Binder } from "./binder.js";
 import { FIELD_BY_NAME } from "./filters/fields.js";
 import { printFilter } from "./filters/print.js";
@@ -79,10 +80,22 @@ export interface QueryPlan {
   statements: Statement[];
   /** Account-level report-time costs need the cost lines (variable, fixed). */
   reportCosts: boolean;
+  /**
+   * Bases whose values over the dimension values partition one total (attributed orders and revenue
+   * under a model that credits each conversion once in all): rounded by largest remainder so the
+   * rounded rows add up to the rounded total.
+   */
+  apportion?: string[];
   order?: { measure: string; direction: "asc" | "desc" };
   limit: number;
   offset: number;
 }
+
+/** any_click credits every touched value in full, so its rows add up to more than the total. */
+const apportioned = (dimensions: readonly string[], model: AttributionModel) =>
+  model !== "any_click" && dimensions.some((d) => d.startsWith("attribution."))
+    ? { apportion: ["attr_orders", "attr_revenue"] }
+    : {};
 
 const periodsOf = (p: Periods) =>
   [
@@ -149,6 +162,7 @@ export function planGeneral(r: ResolvedGeneral): QueryPlan {
     ...frame(r.periods, r.granularity, r.timezone),
     statements,
     reportCosts: r.reportCosts,
+    ...apportioned(r.dimensions, r.attribution.model),
     ...(r.order ? { order: r.order } : {}),
     limit: r.limit,
     offset: r.offset,
@@ -205,6 +219,7 @@ export function planAttribution(r: ResolvedAttribution): QueryPlan {
     ...frame(r.periods, r.granularity, r.timezone),
     statements,
     reportCosts: false,
+    ...apportioned([r.dimension], r.attribution.model),
     limit: 1000,
     offset: 0,
   };

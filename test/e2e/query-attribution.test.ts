@@ -411,7 +411,7 @@ describe("identity merges", () => {
 describe("validation", () => {
   it("a dimension outside the attribution family, a bad model or window are 400s", async () => {
     expect400(await attribute("last_click", 7, { dimension: "orders.country" }), "orders.country");
-    expect((await attribute("linear", 7)).status).toBe(400);
+    expect((await attribute("shapley", 7)).status).toBe(400);
     expect((await attribute("last_click", 3)).status).toBe(400);
   });
 });
