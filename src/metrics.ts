@@ -63,7 +63,7 @@ export const ingestGroupEvents = new Histogram({
 
 export const querySeconds = new Histogram({
   name: "pixelhouse_query_seconds",
-  help: "Query API answers, by endpoint (query|attribution|cohorts|channel), shape (total|series[_by_dimension], the attribution model, the channel level, cohort) and cache (hit|miss|bypass|none)",
+  help: "Query API answers, by endpoint (query|attribution|cohorts|channel|credited_orders), shape (total|series[_by_dimension], the attribution model (attribution, credited_orders), the channel level, cohort) and cache (hit|miss|bypass|none)",
   labelNames: ["endpoint", "shape", "cache"] as const,
   buckets: LATENCY,
   registers: [registry],

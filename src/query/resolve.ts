@@ -6,7 +6,14 @@ import { type Family, FIELD_BY_NAME, type FieldDef } from "./filters/fields.js";
 import { type ResolvedFilter, resolveFilter } from "./filters/resolve.js";
 import type { Filter } from "./filters/schema.js";
 import { basesOf, MEASURE_BY_KEY, type SourceName } from "./measures.js";
-import type { AttributionQuery, ChannelQuery, CohortMeasure, CohortQuery, GeneralQuery } from "./schemas.js";
+import type {
+  AttributionQuery,
+  ChannelQuery,
+  CohortMeasure,
+  CohortQuery,
+  CreditedOrdersQuery,
+  GeneralQuery,
+} from "./schemas.js";
 import { type AttributionChoice, SOURCE_FAMILIES } from "./sources/context.js";
 import { type Granularity, type Instants, resolveRange } from "./time.js";
 
@@ -95,6 +102,18 @@ export interface ResolvedAttribution extends Resolved {
   touch: ResolvedFilter | undefined;
   /** Base aggregates of spend when a measure needs it (ad-entity dimensions only). */
   spend: string[] | null;
+}
+
+export interface ResolvedCreditedOrders extends Resolved {
+  dimension: string;
+  attribution: AttributionChoice;
+  numbering: boolean;
+  conv: ResolvedFilter | undefined;
+  touch: ResolvedFilter | undefined;
+  /** The dimension value whose orders are listed (`(none)`, `(not set)` included). */
+  value: string;
+  limit: number;
+  offset: number;
 }
 
 export interface ResolvedChannel extends Omit<Resolved, "periods"> {
@@ -308,14 +327,37 @@ const ENTITY_DIMENSIONS: Record<string, string> = {
   "attribution.ad_id": "channel.ad_id",
 };
 
-/** Resolves `POST /db-mgmt/api/query-attribution`. */
-export function resolveAttribution(q: AttributionQuery, env: QueryEnvironment): ResolvedAttribution {
-  const def = FIELD_BY_NAME.get(q.dimension);
-  if (def?.family !== "attribution")
+function checkAttributionDimension(dimension: string) {
+  if (FIELD_BY_NAME.get(dimension)?.family !== "attribution")
     throw issue(
       ["dimension"],
-      `dimension must be an attribution. field (attribution.channel, .source, .medium, .campaign, .campaign_id, .adset_id, .ad_id); got "${q.dimension}"`,
+      `dimension must be an attribution. field (attribution.channel, .source, .medium, .campaign, .campaign_id, .adset_id, .ad_id); got "${dimension}"`,
     );
+}
+
+/** An attribution filter split into the conversions' side and the touches' side, each resolved. */
+function attributionSides(
+  filters: Filter | undefined,
+  valueSource: "orders" | "events",
+  timezone: string,
+): { conv: ResolvedFilter | undefined; touch: ResolvedFilter | undefined } {
+  const { touch, conv } = splitAttributionFilter(filters);
+  const convFamilies: Family[] = valueSource === "orders" ? ["orders", "customers"] : ["events"];
+  return {
+    conv: resolveFilter(conv, {
+      families: convFamilies,
+      timezone,
+      path: ["filters"],
+      refusal: (f) =>
+        `filter field "${f.field}" is not valid here; attribution queries take attribution. and ${familyList(convFamilies)} fields`,
+    }),
+    touch: resolveFilter(touch, { families: ["attribution"], timezone, path: ["filters"] }),
+  };
+}
+
+/** Resolves `POST /db-mgmt/api/query-attribution`. */
+export function resolveAttribution(q: AttributionQuery, env: QueryEnvironment): ResolvedAttribution {
+  checkAttributionDimension(q.dimension);
   if (q.valueSource === "events" && !q.eventName)
     throw issue(["eventName"], "eventName is required when valueSource is events");
   const entity = ENTITY_DIMENSIONS[q.dimension];
@@ -336,8 +378,6 @@ export function resolveAttribution(q: AttributionQuery, env: QueryEnvironment): 
   });
   const timezone = q.timezone ?? env.accountTimezone;
   const base = shared(q, timezone, env);
-  const { touch, conv } = splitAttributionFilter(q.filters);
-  const convFamilies: Family[] = q.valueSource === "orders" ? ["orders", "customers"] : ["events"];
   const bases = basesOf(measures);
   return {
     ...base,
@@ -349,15 +389,24 @@ export function resolveAttribution(q: AttributionQuery, env: QueryEnvironment): 
     numbering: needsNumbering(measures, q.filters, []),
     valueSource: q.valueSource,
     eventName: q.eventName ?? "purchase",
-    conv: resolveFilter(conv, {
-      families: convFamilies,
-      timezone,
-      path: ["filters"],
-      refusal: (f) =>
-        `filter field "${f.field}" is not valid here; attribution queries take attribution. and ${familyList(convFamilies)} fields`,
-    }),
-    touch: resolveFilter(touch, { families: ["attribution"], timezone, path: ["filters"] }),
+    ...attributionSides(q.filters, q.valueSource, timezone),
     spend: bases.has("ads") && entity ? [...(bases.get("ads") ?? [])] : null,
+  };
+}
+
+/** Resolves `POST /db-mgmt/api/query-attribution/orders`: an attribution query of orders, and a page. */
+export function resolveCreditedOrders(q: CreditedOrdersQuery, env: QueryEnvironment): ResolvedCreditedOrders {
+  checkAttributionDimension(q.dimension);
+  const timezone = q.timezone ?? env.accountTimezone;
+  return {
+    ...shared(q, timezone, env),
+    dimension: q.dimension,
+    attribution: attributionChoice(q),
+    numbering: needsNumbering([], q.filters, []),
+    ...attributionSides(q.filters, "orders", timezone),
+    value: q.dimensionValue,
+    limit: q.limit,
+    offset: q.offset,
   };
 }
 

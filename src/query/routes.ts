@@ -3,6 +3,11 @@ import { z } from "zod";
 import { assertPixelMatches } from "../http/mount.js";
 import { route } from "../http/route.js";
 import { querySeconds, since } from "../metrics.js";
+import {
+  type CreditedOrdersAnswer,
+  creditedOrdersAnswerSchema,
+  creditedOrdersTable,
+} from "./credited-orders.js";
 import { FAMILIES, FIELDS, OPERATORS_BY_TYPE } from "./filters/fields.js";
 import { MEASURES } from "./measures.js";
 import {
@@ -18,6 +23,7 @@ import {
   attributionQuerySchema,
   channelQuerySchema,
   cohortQuerySchema,
+  creditedOrdersQuerySchema,
   explainQuerySchema,
   generalQuerySchema,
 } from "./schemas.js";
@@ -121,6 +127,17 @@ export function queryRoutes(queries: QueryService) {
         queryTable(answer, measuresOf(answer.results[0]?.measureDetails, body.measures)),
     }),
     queryRoute({
+      path: "/db-mgmt/api/query-attribution/orders",
+      endpoint: "credited_orders",
+      shape: (b) => b.attributionModel,
+      summary: "The latest orders credited to one value of an attribution dimension, with each order's share",
+      note: "The orders behind one row of `POST /db-mgmt/api/query-attribution` (orders only), newest first.",
+      body: creditedOrdersQuerySchema,
+      response: answerOf(creditedOrdersAnswerSchema),
+      run: (accountId, body, opts) => queries.creditedOrders(accountId, body, opts),
+      table: (answer: CreditedOrdersAnswer) => creditedOrdersTable(answer),
+    }),
+    queryRoute({
       path: "/db-mgmt/api/query-channel-details",
       endpoint: "channel",
       shape: (b) => b.level ?? "account",
@@ -145,11 +162,11 @@ export function queryRoutes(queries: QueryService) {
   ];
 }
 
-/** The four POST query endpoints share auth, rate limit, pixel check, explain and cache handling. */
+/** The POST query endpoints share auth, rate limit, pixel check, explain and cache handling. */
 function queryRoute<B extends { pixelId: string }, A>(def: {
   path: string;
   /** The metric label (a fixed word, one per endpoint). */
-  endpoint: "query" | "attribution" | "cohorts" | "channel";
+  endpoint: "query" | "attribution" | "cohorts" | "channel" | "credited_orders";
   /** The request's shape as a metric label: a word from a fixed set, never input. */
   shape: (body: B) => string;
   summary: string;

@@ -96,6 +96,22 @@ export const attributionQuerySchema = z.strictObject({
 });
 export type AttributionQuery = z.infer<typeof attributionQuerySchema>;
 
+/** The orders behind one row of an attribution answer: its query's fields, the row's value, a page. */
+export const creditedOrdersQuerySchema = attributionQuerySchema
+  .omit({ compareDateRange: true, valueSource: true, eventName: true, measures: true, granularity: true })
+  .extend({
+    // Event conversions have no order to list; the key is taken so a body copied from an attribution
+    // query of orders still fits.
+    valueSource: z.literal("orders", "only orders are listed (valueSource must be orders)").optional(),
+    dimensionValue: z.string().meta({
+      description:
+        'The row\'s value as the attribution answer gives it: "paid_social", "(none)", "(not set)"',
+    }),
+    limit: z.number().int().min(1).max(100).default(20),
+    offset: z.number().int().min(0).default(0),
+  });
+export type CreditedOrdersQuery = z.infer<typeof creditedOrdersQuerySchema>;
+
 export const explainQuerySchema = z.object({
   explain: z
     .enum(["true", "false"])

@@ -11,6 +11,7 @@ import {
   WarehouseUnavailableError,
 } from "../stores/warehouse/port.js";
 import { readCostInputs } from "./cost-inputs.js";
+import { planCreditedOrders, shapeCreditedOrders } from "./credited-orders.js";
 import { type StatementRows, shapeResults } from "./evaluate.js";
 import {
   planAttribution,
@@ -19,6 +20,7 @@ import {
   planEntityPage,
   planGeneral,
   type QueryPlan,
+  type Statement,
 } from "./plan.js";
 import type { StatementReaders } from "./readers.js";
 import {
@@ -26,9 +28,16 @@ import {
   resolveAttribution,
   resolveChannel,
   resolveCohorts,
+  resolveCreditedOrders,
   resolveGeneral,
 } from "./resolve.js";
-import type { AttributionQuery, ChannelQuery, CohortQuery, GeneralQuery } from "./schemas.js";
+import type {
+  AttributionQuery,
+  ChannelQuery,
+  CohortQuery,
+  CreditedOrdersQuery,
+  GeneralQuery,
+} from "./schemas.js";
 import { shapeChannelPage } from "./shape-channel.js";
 import { shapeCohorts } from "./shape-cohorts.js";
 
@@ -54,7 +63,7 @@ export interface QueryAnswer {
 const CACHE_TTL_MS = 24 * 3600 * 1000;
 
 /**
- * Runs the query pipeline for the four endpoints: reads what resolution needs (account timezone and
+ * Runs the query pipeline for the query endpoints: reads what resolution needs (account timezone and
  * order settings), resolves and plans (pure, `resolve.ts` → `plan.ts`), answers from the cache when
  * the pixel's data version is unchanged, else runs the statements and shapes the rows (`evaluate.ts`,
  * `shape-*.ts`). It writes no SQL itself. A warehouse that cannot answer gives `{}` (docs/query.md).
@@ -99,6 +108,20 @@ export class QueryService {
   async attribution(accountId: string, q: AttributionQuery, opts: RunOptions): Promise<QueryAnswer> {
     const env = await this.environment(accountId);
     return this.answer(accountId, q.pixelId, planAttribution(resolveAttribution(q, env)), opts);
+  }
+
+  /** The orders credited to one value of an attribution answer (docs/query.md, "Credited orders"). */
+  async creditedOrders(accountId: string, q: CreditedOrdersQuery, opts: RunOptions): Promise<QueryAnswer> {
+    const resolved = resolveCreditedOrders(q, await this.environment(accountId));
+    const plan = planCreditedOrders(resolved);
+    if (opts.explain) return explained([plan.statement]);
+    const rowsOf = (s: Statement) => this.reader.query<Record<string, unknown>>(s.sql, s.params);
+    return this.cached(accountId, q.pixelId, plan, opts, async () =>
+      shapeCreditedOrders(plan, await rowsOf(plan.statement), async () => {
+        const first = await rowsOf(planCreditedOrders(resolved, { limit: 1, offset: 0 }).statement);
+        return Number(first[0]?.total ?? 0);
+      }),
+    );
   }
 
   /** Timezone and stored order settings: one read, reused for `accountCacheMs`. */
