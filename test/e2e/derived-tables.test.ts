@@ -23,6 +23,7 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ATTRIBUTION_MODELS } from "../../src/query/attribution-models.js";
 import type { TestApp } from "../helpers/app.js";
 import { sendOk } from "./ingest-helpers.js";
 import {
@@ -126,7 +127,8 @@ interface Request {
 const request: fc.Arbitrary<Request> = fc.oneof(
   fc
     .record({
-      model: fc.constantFrom("first_click", "last_click", "any_click"),
+      model: fc.constantFrom(...ATTRIBUTION_MODELS),
+      halfLife: fc.constantFrom(undefined, 1, 30),
       window: fc.constantFrom(1, 7, 30, -1),
       dimension: fc.constantFrom("attribution.source", "attribution.campaign", "attribution.channel"),
       touchFilter: fc.boolean(),
@@ -144,6 +146,7 @@ const request: fc.Arbitrary<Request> = fc.oneof(
         timezone: "UTC",
         attributionModel: r.model,
         attributionWindow: r.window,
+        ...(r.halfLife !== undefined ? { attributionHalfLifeDays: r.halfLife } : {}),
         currency: r.currency,
         granularity: r.granularity,
         ...(r.pending || r.excludeEur
@@ -176,7 +179,7 @@ const request: fc.Arbitrary<Request> = fc.oneof(
     })),
   fc
     .record({
-      model: fc.constantFrom("first_click", "last_click"),
+      model: fc.constantFrom("first_click", "last_click", "linear", "position_based"),
       window: fc.constantFrom(7, -1),
       dimension: fc.constantFrom("attribution.source", "orders.currency"),
     })
@@ -194,7 +197,10 @@ const request: fc.Arbitrary<Request> = fc.oneof(
       },
     })),
   fc
-    .record({ model: fc.constantFrom("first_click", "last_click"), window: fc.constantFrom(7, -1) })
+    .record({
+      model: fc.constantFrom("first_click", "last_click", "time_decay"),
+      window: fc.constantFrom(7, -1),
+    })
     .map((r) => ({
       path: "/db-mgmt/api/query-channel-details",
       body: {
