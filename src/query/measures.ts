@@ -354,17 +354,20 @@ export const MEASURES: readonly Measure[] = [
   m({
     key: "attribution.orders",
     title: "Attributed orders",
-    description: "Counted orders credited to a touch by the query's model and window",
+    description:
+      "Counted orders credited to a touch by the query's model and window; fractional under linear, time_decay and position_based",
     category: "Attribution",
     subcategory: "Attribution",
     valueType: "number",
-    formula: "orders with a touch in the window (any_click: per touched value)",
+    formula:
+      "orders with a touch in the window (any_click: per touched value; linear, time_decay, position_based: Σ shares)",
     definition: base("attribution", "attr_orders"),
   }),
   m({
     key: "attribution.revenue",
     title: "Attributed revenue",
-    description: "Net revenue of attributed orders (or event value for valueSource events)",
+    description:
+      "Net revenue of attributed orders (or event value for valueSource events), times the credited share under fractional models",
     category: "Attribution",
     subcategory: "Attribution",
     valueType: "currency",
