@@ -20,12 +20,22 @@ const HOPS =
   "hops AS (SELECT alias_value AS old, argMax(canonical_id, version) AS new FROM identity_links WHERE pixel_id = {p:String} AND alias_type = 'canonical' GROUP BY old)";
 
 /** Attributed orders and USD net revenue by a touch column for one model and window (days, -1 = unlimited). */
+// The path is built for every model (unused by the single-touch ones): the floor stays one query.
 export function attributionFloor(r: FloorRange, model: string, window: number, column = "channel"): Floor {
   const win = window < 0 ? "" : " AND t.touch_time > subtractDays(c.ts, {w:Int64})";
-  const pick =
-    model === "any_click"
-      ? "if(n = 0, ['(none)'], groupUniqArrayIf(dim, ok))"
-      : `[if(n = 0, '(none)', ${model === "first_click" ? "argMinIf" : "argMaxIf"}(dim, touch_time, ok))]`;
+  // Fractional models: (value, share) pairs over the time-ordered path (half-life 7 days).
+  const shares: Record<string, string> = {
+    linear: "arrayMap(x -> (x.2, 1 / n), path)",
+    position_based:
+      "arrayMap((x, i) -> (x.2, multiIf(n = 1, 1., n = 2, 0.5, i = 1 OR i = n, 0.4, 0.2 / (n - 2))), path, arrayEnumerate(path))",
+    time_decay:
+      "arrayMap(x -> (x.2, exp2((toUnixTimestamp64Milli(x.1) - toUnixTimestamp64Milli(path[-1].1)) / 604800000) / arraySum(arrayMap(y -> exp2((toUnixTimestamp64Milli(y.1) - toUnixTimestamp64Milli(path[-1].1)) / 604800000), path))), path)",
+  };
+  const pick = shares[model]
+    ? `if(n = 0, [('(none)', 1.)], ${shares[model]})`
+    : model === "any_click"
+      ? "arrayMap(x -> (x, 1.), if(n = 0, ['(none)'], groupUniqArrayIf(dim, ok)))"
+      : `[(if(n = 0, '(none)', ${model === "first_click" ? "argMinIf" : "argMaxIf"}(dim, touch_time, ok)), 1.)]`;
   const sql = `WITH ${HOPS}, ${RATES},
 conv AS (
   SELECT o.order_id AS id, o.created_at AS ts, if(h.new != '', h.new, o.canonical_id) AS cid,
@@ -41,8 +51,8 @@ tp AS (
   FROM touchpoints AS t LEFT JOIN hops AS h ON h.old = t.canonical_id
   WHERE t.pixel_id = {p:String} AND t.touch_time < {e:DateTime64(3, 'UTC')}
 )
-SELECT credit AS dim, count() AS orders, round(sum(usd), 2) AS revenue FROM (
-  SELECT id, any(usd) AS usd, countIf(ok) AS n, arrayJoin(${pick}) AS credit
+SELECT credit.1 AS dim, sum(credit.2) AS orders, round(sum(usd * credit.2), 2) AS revenue FROM (
+  SELECT id, any(usd) AS usd, countIf(ok) AS n, arraySort(groupArrayIf((touch_time, dim), ok)) AS path, arrayJoin(${pick}) AS credit
   FROM (SELECT c.id AS id, c.usd AS usd, t.dim AS dim, t.touch_time AS touch_time,
           t.cid != '' AND t.touch_time <= c.ts${win} AS ok
         FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid)

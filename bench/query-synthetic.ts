@@ -82,7 +82,7 @@ log(`shape | ${results.map((r) => `${r.events.toLocaleString("en-US")} p50 (floo
 let growth = 0;
 for (const s of last.shapes) {
   const g = s.p50 / p50Of(first, s.name);
-  if (Number.isFinite(g)) growth = Math.max(growth, g);
+  if (Number.isFinite(g) && !s.name.startsWith("fractional")) growth = Math.max(growth, g);
   const cells = results.map((r) => {
     const x = r.shapes.find((y) => y.name === s.name);
     return x ? `${x.p50.toFixed(0)} ms (${x.f50.toFixed(0)})` : "—";
@@ -96,6 +96,12 @@ for (const r of results) {
 }
 const max = (pred: (name: string) => boolean) =>
   Math.max(...last.shapes.filter((s) => pred(s.name)).map((s) => s.p50));
+const fractionalGrowth = Math.max(
+  ...last.shapes.filter((s) => s.name.startsWith("fractional")).map((s) => s.p50 / p50Of(first, s.name)),
+);
+log(
+  `fractional models (linear, time_decay, position_based; 90 days, windows 30 and unlimited): max p50 ${max((n) => n.startsWith("fractional")).toFixed(0)} ms, growth max ${fractionalGrowth.toFixed(2)}`,
+);
 process.stdout.write(
   `bench:query synthetic ${last.events} | attribution max p50 ${max((n) => n.startsWith("attribution")).toFixed(0)} ms` +
     ` | timeseries p50 ${max((n) => n.startsWith("time series")).toFixed(0)} ms` +

@@ -118,10 +118,12 @@ interface Shape {
 }
 
 const shapes: Shape[] = [];
-for (const model of ["first_click", "last_click", "any_click"]) {
-  for (const window of [7, 30, -1]) {
+// Fractional models are named apart ("fractional …") so the single-touch figures stay comparable.
+for (const model of ["first_click", "last_click", "any_click", "linear", "time_decay", "position_based"]) {
+  const fractional = !["first_click", "last_click", "any_click"].includes(model);
+  for (const window of fractional ? [30, -1] : [7, 30, -1]) {
     shapes.push({
-      name: `attribution ${model} ${window < 0 ? "unlimited" : `${window}d`}`,
+      name: `${fractional ? "fractional" : "attribution"} ${model} ${window < 0 ? "unlimited" : `${window}d`}`,
       path: "/db-mgmt/api/query-attribution",
       body: {
         dimension: "attribution.channel",
@@ -235,6 +237,21 @@ shapes.push({
   if (svcOrders !== floorOrders)
     throw new Error(`attribution disagrees: service ${svcOrders} orders, floor ${floorOrders}`);
   log(`check: last_click 7d attributed orders service ${svcOrders} = floor ${floorOrders}`);
+  // A fractional model: each channel's share of orders, to the 4 decimals the service reports.
+  const linear = shapes.find((s) => s.name === "fractional linear 30d")!;
+  const svcLinear = (await call(linear.path, linear.body)).body as typeof svc;
+  const floorLinear = new Map(
+    (await floor(await linear.floor())).rows[0]!.map((r) => [String(r.dim), Number(r.orders)]),
+  );
+  for (const r of svcLinear.results) {
+    const orders = r.measureDetails.find((d) => d.measure === "attribution.orders")!.primarySum;
+    const expected = floorLinear.get(r.dimensionValue) ?? 0;
+    if (Math.abs(orders - expected) > 0.00015)
+      throw new Error(`linear disagrees on ${r.dimensionValue}: service ${orders}, floor ${expected}`);
+  }
+  log(
+    `check: linear 30d attributed orders per channel agree with the floor (${svcLinear.results.length} values)`,
+  );
 }
 
 // The service's shapes first, then their floors: the peak RSS read in between is the service's own
