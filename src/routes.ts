@@ -9,6 +9,7 @@ import { type RouteDef, route } from "./http/route.js";
 import { systemRoutes } from "./http/system-routes.js";
 import { identityRoutes } from "./identity/routes.js";
 import { ingestRoutes } from "./ingest/routes.js";
+import { journeyRoutes } from "./journeys/routes.js";
 import { productRoutes } from "./products/routes.js";
 import { queryRoutes } from "./query/routes.js";
 import type { Services } from "./services.js";
@@ -26,6 +27,7 @@ export function routeTable(services: Services, stores: Stores, config: Config): 
     ...accountRoutes(services.accounts),
     ...syncRoutes(services.sync),
     ...queryRoutes(services.queries),
+    ...journeyRoutes(services.journeys),
     ...identityRoutes(services.identityWorker),
     ...derivedRoutes(services.derivedWorker),
     ...consoleRoutes(services.console),

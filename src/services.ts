@@ -17,6 +17,7 @@ import { IdentityGraph } from "./identity/graph.js";
 import { IDENTITY_GROUP, IdentityWorker } from "./identity/worker.js";
 import { GroupCommitter } from "./ingest/group.js";
 import { IngestService } from "./ingest/service.js";
+import { JourneyService } from "./journeys/service.js";
 import { ApiKeyService } from "./keys/service.js";
 import type { Logger } from "./log.js";
 import { registerConsumer } from "./metrics.js";
@@ -44,6 +45,8 @@ export interface Services {
   /** Per-pixel data versions the query cache keys on. */
   versions: DataVersions;
   queries: QueryService;
+  /** One order's touches and credit (docs/journeys.md). */
+  journeys: JourneyService;
   /** The analysts' SQL console (docs/sql-console.md). */
   console: ConsoleService;
   /** Dashboard views (docs/dashboards.md). */
@@ -185,6 +188,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
         ? { freshIds: (pixelId: string, version: string) => freshIds.of(pixelId, version) }
         : {}),
     }),
+    journeys: new JourneyService(readers ?? stores.warehouse),
     console,
     clickhouse: new ClickHouseHttpService(keys, console, stores.warehouse, {
       database: config.CLICKHOUSE_DATABASE,
