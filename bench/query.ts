@@ -52,7 +52,7 @@ const services = buildServices(stores, config, createLogger("silent"));
   const t = performance.now();
   const refreshed = await services.derivedWorker.runOnce(0);
   log(
-    `derived tables: ${((performance.now() - t) / 1000).toFixed(1)} s (${refreshed.filter((r) => r.full).length} full, ${refreshed.filter((r) => r.refreshed && !r.full).length} incremental)`,
+    `derived tables: ${((performance.now() - t) / 1000).toFixed(1)} s (${refreshed.filter((r) => r.full).length} full, ${refreshed.filter((r) => r.refreshed && !r.full).length} incremental); peak RSS so far ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`,
   );
 }
 const server = createApp({ config, stores, services, log: createLogger("silent") }).listen(0, "127.0.0.1");
