@@ -1,11 +1,13 @@
 import { deleteResource, type Measure, patchJson, postJson } from "../shared/api.js";
 import { h } from "../shared/dom.js";
 import type { Credentials } from "../shared/session.js";
+import { DEFAULT_HALF_LIFE_DAYS, halfLifeOf, MODELS } from "./drill.js";
 import type { DashboardView, Widget } from "./widgets.js";
 
 /*
  * Editing dashboard views through the dashboard endpoints (docs/dashboards.md): create from a preset,
- * rename, copy, delete, reorder, save the range / model / window / currency, add a table widget.
+ * rename, copy, delete, reorder, save the range / model (and time decay's half-life) / window /
+ * currency, add a table widget.
  * Shown only to a key with dashboards:write; the page itself stays the same for a read-only key.
  */
 
@@ -23,11 +25,6 @@ export interface EditorContext {
   fail(err: unknown): void;
 }
 
-const ATTRIBUTION_MODELS = [
-  ["last_click", "Last click"],
-  ["first_click", "First click"],
-  ["any_click", "Any click"],
-] as const;
 const WINDOWS = [1, 7, 14, 30, 60, 90, -1] as const;
 /** Dimensions a table widget can be split by: the ones people ask of attribution and orders. */
 export const TABLE_DIMENSIONS = [
@@ -143,7 +140,13 @@ export function viewEditor(
   ctx: EditorContext,
   view: DashboardView,
   current: () => { start: string; end: string; currency: string },
-): { settings: HTMLElement; actions: HTMLElement; model: HTMLSelectElement; window: HTMLSelectElement } {
+): {
+  settings: HTMLElement;
+  actions: HTMLElement;
+  model: HTMLSelectElement;
+  window: HTMLSelectElement;
+  halfLife: HTMLInputElement;
+} {
   const replace = (updated: DashboardView) => {
     const i = ctx.views.findIndex((v) => v.id === updated.id);
     if (i >= 0) ctx.views[i] = updated;
@@ -166,8 +169,25 @@ export function viewEditor(
   };
 
   const model = h("select", { id: "view-model", "aria-label": "Attribution model" });
-  for (const [v, label] of ATTRIBUTION_MODELS) model.append(h("option", { value: v }, label));
+  for (const [v, label] of MODELS) model.append(h("option", { value: v }, label));
   model.value = view.configuration.attributionModel;
+  const halfLife = h("input", {
+    id: "view-half-life",
+    type: "number",
+    min: 1,
+    max: 90,
+    step: "any",
+    size: 4,
+    value: String(view.configuration.attributionHalfLifeDays ?? DEFAULT_HALF_LIFE_DAYS),
+    "aria-label": "Half-life in days",
+    title: "time decay: a touch this many days before the order counts half as much as one at the order",
+  });
+  const halfLifeLabel = h("label", { id: "view-half-life-label" }, "Half-life (days)", halfLife);
+  const showHalfLife = () => {
+    halfLifeLabel.hidden = model.value !== "time_decay";
+  };
+  model.addEventListener("change", showHalfLife);
+  showHalfLife();
   const window = h("select", { id: "view-window", "aria-label": "Attribution window" });
   for (const w of WINDOWS)
     window.append(h("option", { value: String(w) }, w === -1 ? "Unlimited" : `${w} days`));
@@ -180,12 +200,15 @@ export function viewEditor(
       id: "save-view",
       onclick: guarded(async () => {
         const c = current();
+        const half = halfLifeOf(halfLife.value);
         const updated = await patch({
           configuration: {
             ...view.configuration,
             dateRange: { start: c.start, end: c.end },
             attributionModel: model.value,
             attributionWindow: Number(window.value),
+            // Kept under the other models too, so switching back to time decay finds it.
+            ...(model.value === "time_decay" && half !== null ? { attributionHalfLifeDays: half } : {}),
             currency: c.currency,
           },
         });
@@ -198,6 +221,7 @@ export function viewEditor(
     "div",
     { class: "controls edit-controls" },
     h("label", {}, "Model", model),
+    halfLifeLabel,
     h("label", {}, "Window", window),
     save,
   );
@@ -301,7 +325,7 @@ export function viewEditor(
     renameForm,
     tableForm,
   );
-  return { settings, actions, model, window };
+  return { settings, actions, model, window, halfLife };
 }
 
 /** A table widget: one dimension, the measures picked, a full-width row under the other widgets. */

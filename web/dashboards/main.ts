@@ -5,7 +5,9 @@ import { clear, h } from "../shared/dom.js";
 import { type ComparePeriod, comparePeriod, type DateRange, formatRange, isDay } from "../shared/format.js";
 import type { Credentials } from "../shared/session.js";
 import { startPage } from "../shared/shell.js";
+import { attributionText, halfLifeOf } from "./drill.js";
 import { type EditorContext, newViewControl, VIEWS, viewEditor } from "./editor.js";
+import { ordersPanel } from "./orders-panel.js";
 import { type DashboardView, type Section, type Widget, WidgetRenderer } from "./widgets.js";
 
 const COMPARE_KEY = "pixelhouse.dashboards.compare";
@@ -107,6 +109,7 @@ function dashboardsPage(
   );
 
   let renderer: WidgetRenderer | null = null;
+  const panel = ordersPanel(creds);
   const compare = {
     kind: (sessionStorage.getItem(COMPARE_KEY) as ComparePeriod | null) ?? "previous_period",
   };
@@ -151,6 +154,7 @@ function dashboardsPage(
     }
     renderer?.destroy();
     renderer = null;
+    panel.close();
     clear(content);
     if (!view) {
       content.append(
@@ -216,10 +220,14 @@ function dashboardsPage(
     content.append(head);
     if (writable) {
       const edit = viewEditor(editor, saved, () => ({ start: start.value, end: end.value, currency: shown }));
-      for (const select of [edit.model, edit.window]) {
-        select.addEventListener("change", () => {
+      for (const control of [edit.model, edit.window, edit.halfLife]) {
+        control.addEventListener("change", () => {
+          const half = halfLifeOf(edit.halfLife.value);
+          if (control === edit.halfLife && half === null) return;
           config.attributionModel = edit.model.value;
           config.attributionWindow = Number(edit.window.value);
+          if (config.attributionModel === "time_decay" && half !== null)
+            config.attributionHalfLifeDays = half;
           draw();
         });
       }
@@ -235,13 +243,12 @@ function dashboardsPage(
         return;
       }
       const cmp = comparePeriod(r, compare.kind);
-      const model = config.attributionModel.replace("_", " ");
-      const windowText =
-        config.attributionWindow === -1 ? "no window" : `${config.attributionWindow}-day window`;
       subtitle.textContent =
         `${formatRange(r)}${cmp ? ` · compared with ${formatRange(cmp)}` : ""} · by ${config.granularity === "none" ? "total" : config.granularity}` +
-        ` · ${model}, ${windowText}`;
+        ` · ${attributionText(config.attributionModel, config.attributionWindow, config.attributionHalfLifeDays)}`;
       renderer?.destroy();
+      // A listing opened under other settings would no longer match the figures it came from.
+      panel.close();
       renderer = new WidgetRenderer({
         creds,
         measures,
@@ -249,6 +256,7 @@ function dashboardsPage(
         dateRange: r,
         compareDateRange: cmp,
         currency: shown,
+        openOrders: (drill) => panel.open(drill),
       });
       clear(body);
       if (config.widgets.length) body.append(gridOf(config.widgets, null, renderer));

@@ -3,6 +3,7 @@ import { type Chart, type ChartSeries, drawChart } from "../shared/chart.js";
 import { clear, h } from "../shared/dom.js";
 import { type DateRange, deltaTone, formatDelta, formatValue, shortLabel } from "../shared/format.js";
 import type { Credentials } from "../shared/session.js";
+import { DEFAULT_HALF_LIFE_DAYS, type Drill, type WidgetQuery } from "./drill.js";
 
 // --- the dashboards API's shapes (docs/dashboards.md) ------------------------------------------------
 
@@ -43,6 +44,7 @@ export interface DashboardView {
   configuration: {
     attributionModel: string;
     attributionWindow: number;
+    attributionHalfLifeDays?: number;
     granularity: string;
     dateRange: DateRange;
     currency?: string;
@@ -76,6 +78,7 @@ const ROW_PX = 72;
 const GAP_PX = 12;
 const PARALLEL = 4;
 const DIMENSION_VALUES = 12;
+const ORDERS_MEASURE = "attribution.orders";
 
 const isEmptyFilter = (f: Filter | undefined) =>
   !f || (Array.isArray((f as { and?: unknown[] }).and) && (f as { and: unknown[] }).and.length === 0);
@@ -109,6 +112,8 @@ export class WidgetRenderer {
       dateRange: DateRange;
       compareDateRange: DateRange | null;
       currency: string;
+      /** Opens the orders credited to a row of a table by an attribution dimension. */
+      openOrders?: (drill: Drill) => void;
     },
   ) {}
 
@@ -192,7 +197,7 @@ export class WidgetRenderer {
     }
   }
 
-  private query(w: Widget, section: Section | null) {
+  private query(w: Widget, section: Section | null): WidgetQuery & Record<string, unknown> {
     const config = this.ctx.view.configuration;
     const byDimension = w.dataConfig.dimensions.length > 0;
     const series =
@@ -213,6 +218,7 @@ export class WidgetRenderer {
       granularity,
       attributionModel: config.attributionModel,
       attributionWindow: config.attributionWindow,
+      attributionHalfLifeDays: config.attributionHalfLifeDays ?? DEFAULT_HALF_LIFE_DAYS,
       currency: this.ctx.currency,
       ...(filters ? { filters } : {}),
       ...(byDimension ? { limit: DIMENSION_VALUES } : {}),
@@ -251,7 +257,7 @@ export class WidgetRenderer {
         this.sparkline(body, results[0], widget);
         break;
       case "table":
-        this.table(body, results, widget);
+        this.table(body, results, widget, p.section);
         break;
       default:
         if (byDimension) this.dimensionBars(body, results, widget);
@@ -268,6 +274,23 @@ export class WidgetRenderer {
       await new Promise((r) => setTimeout(r, 1000));
       return postJson(this.ctx.creds, "/db-mgmt/api/query", body);
     }
+  }
+
+  /**
+   * A table by one attribution dimension opens, per row, the orders credited to its value: from the
+   * orders figure, or the value itself when the table shows no orders figure. The listing repeats the
+   * widget's own query (range, model, window, currency, filters), so its orders are that figure's.
+   */
+  private drillOf(w: Widget, section: Section | null) {
+    const [dimension, ...others] = w.dataConfig.dimensions;
+    const open = this.ctx.openOrders;
+    if (!open || !dimension?.startsWith("attribution.") || others.length) return null;
+    const query = this.query(w, section);
+    return {
+      dimension,
+      ordersCell: w.dataConfig.measures.includes(ORDERS_MEASURE) ? ORDERS_MEASURE : null,
+      open: (value: string) => open({ query, dimension, value }),
+    };
   }
 
   private chartHeight(widget: Widget, reserved: number): number {
@@ -438,9 +461,10 @@ export class WidgetRenderer {
     );
   }
 
-  private table(body: HTMLElement, results: Result[], w: Widget) {
+  private table(body: HTMLElement, results: Result[], w: Widget, section: Section | null) {
     const keys = w.dataConfig.measures;
     const byDimension = w.dataConfig.dimensions.length > 0;
+    const drill = this.drillOf(w, section);
     const head = h(
       "tr",
       {},
@@ -452,16 +476,29 @@ export class WidgetRenderer {
     if (byDimension) {
       for (const r of results) {
         const d = (k: string) => r.measureDetails.find((x) => x.measure === k);
+        const value = drill ? (r.dimensionValues?.[drill.dimension] ?? r.dimensionValue ?? "") : "";
+        const open = (text: string) =>
+          h(
+            "button",
+            {
+              type: "button",
+              class: "link drill",
+              "data-dimension-value": value,
+              title: `The orders credited to ${dimLabel(r)}`,
+              onclick: () => drill?.open(value),
+            },
+            text,
+          );
         rows.push(
           h(
             "tr",
             {},
-            h("td", {}, dimLabel(r)),
+            h("td", {}, drill && !drill.ordersCell ? open(dimLabel(r)) : dimLabel(r)),
             keys.map((k) =>
               h(
                 "td",
-                { class: "num value", "data-value-type": this.measure(k).valueType },
-                this.fmt(k, d(k)?.primarySum),
+                { class: "num value", "data-value-type": this.measure(k).valueType, "data-measure": k },
+                drill?.ordersCell === k ? open(this.fmt(k, d(k)?.primarySum)) : this.fmt(k, d(k)?.primarySum),
               ),
             ),
             this.ctx.compareDateRange
