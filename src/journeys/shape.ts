@@ -89,7 +89,10 @@ export function roundAddingUp(values: readonly number[], places: number): number
   const scaled = values.map((v) => Math.abs(v) * f);
   const floors = scaled.map((v) => Math.floor(v + 1e-9));
   let left = Math.round(scaled.reduce((a, v) => a + v, 0) + 1e-9) - floors.reduce((a, v) => a + v, 0);
-  const byRemainder = scaled.map((v, i) => ({ i, r: v - floors[i]! })).sort((a, b) => b.r - a.r || a.i - b.i);
+  // Remainders equal as decimals (those of 2/3 and 1/6 differ in their last bits) are a tie.
+  const byRemainder = scaled
+    .map((v, i) => ({ i, r: v - floors[i]! }))
+    .sort((a, b) => (Math.abs(b.r - a.r) > 1e-9 ? b.r - a.r : a.i - b.i));
   for (const { i } of byRemainder) {
     if (left <= 0) break;
     floors[i]! += 1;

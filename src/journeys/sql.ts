@@ -3,9 +3,11 @@ import { fxCtes, fxJoin } from "../query/sources/common.js";
 import type { Params } from "../stores/warehouse/port.js";
 
 /**
- * The journey's statements. Every request value is a bound parameter; each statement reads its
- * table by the sort key (orders by order id, touchpoints by identity, identity_links by alias,
- * events by day), so an order's journey costs the same in a small store and a large one.
+ * The journey's statements. Every request value is a bound parameter. Orders, touchpoints and events
+ * are read by their sort keys (order id; identity; day). Refunds (sorted by refund id) and
+ * identity_links (sorted by alias, while the journey knows the identity) are found by a filter pass
+ * over the pixel's rows, and only the rows found are grouped, so no statement holds every alias or
+ * every link of the pixel in memory.
  */
 
 export interface Statement {
@@ -15,7 +17,11 @@ export interface Statement {
 
 const done = (sql: string, b: Binder): Statement => ({ sql, params: b.params });
 
-/** A canonical link as the statements return it: `canonical_id` and `first_seen` of the alias's highest version. */
+/**
+ * A link as the statements return it: `canonical_id` and `first_seen` of the alias's highest version.
+ * An unmatched LEFT JOIN row carries the column defaults, so "no link" reads as linked_to '' and
+ * linked_ms 0.
+ */
 const linkColumns =
   "argMax(canonical_id, version) AS linked_to, toUnixTimestamp64Milli(argMax(first_seen, version)) AS linked_ms";
 
@@ -79,9 +85,6 @@ GROUP BY q.order_id`;
 }
 
 /**
- * Unmatched LEFT JOIN rows carry column defaults ('' and 0), so a touch or order without a link has
- * linked_to '' and linked_ms 0.
- *
  * The touches attribution joins to an order of identity `identity` at `orderTime`: touches stored
  * under the identity or under an id whose canonical link points at it (one hop, as `hopsCte`
  * resolves), at or before the order; `in_window` when after orderTime − window days (always with
@@ -102,7 +105,8 @@ export function touchesStatement(
   const inWindow =
     window < 0 ? "toUInt8(1)" : `toUInt8(t.touch_time > subtractDays(${ts}, ${b.bind(window, "Int64")}))`;
   // Only the links that can matter (from the identity, or to it) are grouped, found by a filter pass
-  // first: grouping every canonical link of the pixel would hold them all in memory.
+  // first: grouping every canonical link of the pixel, as a whole-range query does, would hold them
+  // all in memory for one order.
   const sql = `WITH hops AS (
   SELECT alias_value AS old, ${linkColumns}
   FROM identity_links
