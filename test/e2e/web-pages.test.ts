@@ -1,11 +1,13 @@
 /**
- * The /console and /dashboards pages (issue 7) in a real browser: playwright-core drives Debian's
+ * The /console and /dashboards pages in a real browser: playwright-core drives Debian's
  * chromium headless against the real app on embedded stores, holding orders (sync API) and page views
  * (events API) of the last weeks. The console: connect once, type a query, Ctrl+Enter, rows with the
  * row count, applied limit and truncation; an engine error and a refusal; the chart; the CSV. The
  * dashboards: a preset view and a configured one with a section, every widget filled from the query
- * API with formatted values and drawn charts. Throughout: the key lives in sessionStorage only, never
- * in a URL, and the Content-Security-Policy reports no violation. Screenshots go to test-artifacts/.
+ * API with formatted values and drawn charts; a table by attribution channel opening the orders
+ * credited to a row and an order's journey; the model picker with time decay's half-life.
+ * Throughout: the key lives in sessionStorage only, never in a URL, and the Content-Security-Policy
+ * reports no violation. Screenshots go to test-artifacts/.
  *
  * Skipped when /usr/bin/chromium or playwright-core is missing (as test/e2e/ingest-collect.test.ts),
  * except under REQUIRE_SERVER_STORES=1 (CI, whose .ci/run installs chromium), where that fails.
@@ -15,6 +17,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { touchShares } from "../../src/query/attribution-models.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { REQUIRE_SERVER_STORES } from "../helpers/env.js";
 
@@ -50,6 +53,7 @@ if (skipReason && REQUIRE_SERVER_STORES) {
 if (skipReason) console.warn(`web page browser tests skipped: ${skipReason}`);
 
 type Pixel = Awaited<ReturnType<TestApp["pixelWithKey"]>>;
+type Json = Record<string, unknown>;
 
 // The browser globals the in-page callbacks touch (the root tsconfig has no DOM library; the callbacks
 // run in the page, so they reach them through globalThis).
@@ -200,7 +204,8 @@ async function open(path: "/console" | "/dashboards") {
   }
 }
 
-const shot = (name: string) => page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+const shot = (name: string, on: Page = page) =>
+  on.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
 
 /**
  * Replaces the editor's text by typing, runs it with Ctrl+Enter, and waits for the run to end (the
@@ -685,6 +690,260 @@ describe.skipIf(!!skipReason)("the web pages in headless chromium", () => {
     );
     expect((await api("GET", `/accounts/api/dashboard/views/${copyId}`)).status).toBe(404);
     expect(await listIds()).toContain(id);
+  });
+
+  it("dashboards: a table by attribution channel opens the orders credited to a row, and an order's journey", async () => {
+    // A pixel of its own, so the figures of the other tests stay as they are. Linear over 30 days:
+    //   J1 alice Aug 10 10:00 $100: tiktok Jun 20 (51 days back: outside), google cpc Aug 1, facebook Aug 9
+    //      → paid_search 50 %, paid_social 50 %
+    //   J2 bob   Aug 11 12:00 $60:  facebook Aug 11 08:00 → paid_social 100 %
+    //   J3 carol Aug 12 09:00 $40:  no touch → (none)
+    const jx = await app.pixelWithKey(["analytics:read", "dashboards:write", "events:write"]);
+    const orders = [
+      ["J1", "2026-08-10T10:00:00Z", 100, "alice"],
+      ["J2", "2026-08-11T12:00:00Z", 60, "bob"],
+      ["J3", "2026-08-12T09:00:00Z", 40, "carol"],
+    ] as const;
+    const synced = await app.services.sync.upsert(
+      "orders",
+      jx.pixelId,
+      orders.map(([id, createdAt, totalPrice, customer]) => ({
+        id,
+        createdAt,
+        updatedAt: createdAt,
+        currency: "USD",
+        totalPrice,
+        subtotalPrice: totalPrice,
+        financialStatus: "paid",
+        customer: { id: customer },
+      })),
+    );
+    expect(synced.rejected).toEqual([]);
+    const touch = (who: string, timestamp: string, query: string) => ({
+      name: "page_view",
+      identityId: `anon-${who}`,
+      timestamp,
+      page: { url: `https://shop.example/landing?${query}` },
+      userProperties: { storeYIds: [who] },
+    });
+    const touches = [
+      touch("alice", "2026-06-20T10:00:00Z", "utm_source=tiktok&utm_medium=paid_social"),
+      touch("alice", "2026-08-01T10:00:00Z", "utm_source=google&utm_medium=cpc&utm_campaign=summer"),
+      touch("alice", "2026-08-09T10:00:00Z", "utm_source=facebook&utm_medium=paid_social&fbclid=f1"),
+      touch("bob", "2026-08-11T08:00:00Z", "utm_source=facebook&utm_medium=paid_social"),
+    ];
+    const sent = await app.call("POST", "/tr/api/events", {
+      key: jx.key,
+      pixelId: jx.pixelId,
+      body: { events: touches },
+    });
+    expect(sent.status, sent.text).toBe(200);
+    expect((await app.services.settle()).messages).toBe(0);
+    const api = (method: string, path: string, body?: unknown) =>
+      app.call(method, path, { key: jx.key, pixelId: jx.pixelId, ...(body === undefined ? {} : { body }) });
+    const created = await api("POST", "/accounts/api/dashboard/views", {
+      name: "Attribution",
+      configuration: {
+        attributionModel: "linear",
+        attributionWindow: 30,
+        granularity: "none",
+        dateRange: { start: "2026-08-10", end: "2026-08-12" },
+        grid: { maxWidth: 1440 },
+        widgets: [
+          {
+            id: "by-channel",
+            title: "Orders by channel",
+            chartType: "table",
+            layout: { x: 0, y: 0, columns: 12, rows: 4 },
+            dataConfig: {
+              measures: ["attribution.orders", "attribution.revenue"],
+              dimensions: ["attribution.channel"],
+            },
+          },
+        ],
+        filters: { and: [] },
+        sections: [],
+      },
+    });
+    expect(created.status, created.text).toBe(200);
+    const viewId = (created.body as { dashboardView: { id: string } }).dashboardView.id;
+
+    const tab = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const p = await tab.newPage();
+    const urls: string[] = [];
+    const seen: string[] = [];
+    const bodies: Json[] = [];
+    p.on("request", (r) => {
+      urls.push(r.url());
+      if (r.method() === "POST" && r.url().includes("/db-mgmt/api/")) bodies.push(r.postDataJSON() as Json);
+    });
+    p.on("pageerror", (err) => seen.push(`page error: ${err.message}`));
+    p.on("console", (m) => {
+      if (m.type() === "error" && /CSP|Content Security Policy/i.test(m.text())) seen.push(m.text());
+    });
+    const rowsOf = (selector: string) =>
+      p.$$eval(selector, (trs) =>
+        trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")),
+      );
+    const panel = (view: string) =>
+      p.waitForSelector(`#orders-panel[data-view="${view}"][data-state="ready"]`);
+    const table = '.widget[data-widget-id="by-channel"]';
+    const ready = () => p.waitForSelector(`${table}[data-state="ready"]`);
+    try {
+      await p.goto(`${app.url}/dashboards#${viewId}`);
+      await p.fill("#pixel-id", jx.pixelId);
+      await p.fill("#api-key", jx.key);
+      await p.click("#connect button[type=submit]");
+      await ready();
+      expect(await p.locator("#view-period").innerText()).toMatch(/ · linear, 30-day window$/);
+      // Every model is offered; the half-life only under time decay.
+      expect(await p.$$eval("#view-model option", (os) => os.map((o) => o.getAttribute("value")))).toEqual([
+        "last_click",
+        "first_click",
+        "any_click",
+        "linear",
+        "time_decay",
+        "position_based",
+      ]);
+      expect(await p.isHidden("#view-half-life")).toBe(true);
+
+      // The orders figure of the paid_social row: J2 whole, half of J1.
+      await p.click(`${table} button.drill[data-dimension-value="paid_social"]`);
+      await panel("orders");
+      expect(await p.locator("#orders-panel-title").innerText()).toBe("Orders credited to paid_social");
+      expect(await p.locator("#orders-panel-subtitle").innerText()).toMatch(
+        /^Channel · linear, 30-day window · /,
+      );
+      expect(await rowsOf("#credited-orders tbody tr")).toEqual([
+        ["J2", "2026-08-11 12:00:00 UTC", "$60.00", "100%"],
+        ["J1", "2026-08-10 10:00:00 UTC", "$100.00", "50%"],
+      ]);
+      expect(await p.locator("#orders-page").innerText()).toBe("1–2 of 2");
+      expect(await p.isDisabled("#orders-next")).toBe(true);
+      expect(bodies.at(-1)).toMatchObject({
+        dimension: "attribution.channel",
+        dimensionValue: "paid_social",
+        dateRange: { start: "2026-08-10", end: "2026-08-12" },
+        attributionModel: "linear",
+        attributionWindow: 30,
+        attributionHalfLifeDays: 7,
+        currency: "USD",
+        offset: 0,
+      });
+      await shot("dashboards-orders-panel", p);
+
+      // J1's journey: its three touches in time order, the one before the window dimmed and credited nothing.
+      await p.click('#credited-orders tr[data-order-id="J1"] button.order-link');
+      await panel("journey");
+      expect(await p.locator("#orders-panel-title").innerText()).toBe("Order J1");
+      expect(await p.locator("#journey-value").innerText()).toContain("$100.00");
+      const touchRows = await rowsOf("#journey-touches tbody tr");
+      expect(touchRows.map((r) => [r[0], r[2], r[3], r[4]])).toEqual([
+        ["2026-06-20 10:00:00 UTC", "paid_social", "tiktok", "paid_social"],
+        ["2026-08-01 10:00:00 UTC", "paid_search", "google", "cpc"],
+        ["2026-08-09 10:00:00 UTC", "paid_social", "facebook", "paid_social"],
+      ]);
+      expect(touchRows.map((r) => r[1])).toEqual(["51 d", "9 d", "1 d"]);
+      expect(touchRows[1]![5]).toBe("summer");
+      // Campaign, the six credits, click id, the ad ids, landing page, identity.
+      expect(touchRows[2]![12]).toBe("fbclid");
+      expect(touchRows[1]![16]).toBe(
+        "https://shop.example/landing?utm_source=google&utm_medium=cpc&utm_campaign=summer",
+      );
+      expect(touchRows[1]![17]).toMatch(/^anon-alice/);
+      expect(
+        await p.$$eval("#journey-touches tbody tr", (trs) =>
+          trs.map((tr) => (tr as unknown as El).dataset.inWindow),
+        ),
+      ).toEqual(["false", "true", "true"]);
+      const opacity = await p.$eval("#journey-touches tbody tr.outside td", (td) =>
+        Number(
+          (globalThis as unknown as { getComputedStyle(e: unknown): { opacity: string } }).getComputedStyle(
+            td,
+          ).opacity,
+        ),
+      );
+      expect(opacity).toBeLessThan(1);
+      const credit = (model: string) =>
+        p.$$eval(`#journey-touches tbody td[data-model="${model}"]`, (tds) =>
+          tds.map((td) => td.textContent),
+        );
+      expect(await credit("first_click")).toEqual(["0%", "100%", "0%"]);
+      expect(await credit("last_click")).toEqual(["0%", "0%", "100%"]);
+      expect(await credit("any_click")).toEqual(["0%", "100%", "100%"]);
+      expect(await credit("linear")).toEqual(["0%", "50%", "50%"]);
+      expect(await credit("position_based")).toEqual(["0%", "50%", "50%"]);
+      const decay = touchShares("time_decay", [
+        { time: Date.parse("2026-08-01T10:00:00Z"), eventId: "a" },
+        { time: Date.parse("2026-08-09T10:00:00Z"), eventId: "b" },
+      ]).map((x) => `${Number((x * 100).toFixed(2))}%`);
+      expect(await credit("time_decay")).toEqual(["0%", ...decay]);
+      expect(await p.getAttribute('#journey-touches th[data-model="linear"]', "class")).toContain("current");
+      expect(await p.locator("#journey-merges li").count()).toBeGreaterThan(0);
+      expect(
+        urls.some((u) => u.includes("/db-mgmt/api/orders/J1/journey?window=30&currency=USD&halfLifeDays=7")),
+      ).toBe(true);
+      await shot("dashboards-journey", p);
+
+      // Back to the list, then Escape closes the panel.
+      await p.click("#journey-back");
+      await panel("orders");
+      await p.keyboard.press("Escape");
+      await p.waitForSelector("#orders-panel", { state: "hidden" });
+
+      // Time decay with a 14-day half-life: the widget asks with it, it is saved, and the listing and
+      // the journey ask with it too.
+      await p.selectOption("#view-model", "time_decay");
+      await p.waitForSelector("#view-half-life", { state: "visible" });
+      await p.fill("#view-half-life", "14");
+      const [asked] = await Promise.all([
+        p.waitForRequest(
+          (r) =>
+            r.url().endsWith("/db-mgmt/api/query") &&
+            r.postData()?.includes('"time_decay"') === true &&
+            r.postData()?.includes('"attributionHalfLifeDays":14') === true,
+        ),
+        p.dispatchEvent("#view-half-life", "change"),
+      ]);
+      expect(asked.postDataJSON()).toMatchObject({
+        attributionModel: "time_decay",
+        attributionHalfLifeDays: 14,
+      });
+      await ready();
+      expect(await p.locator("#view-period").innerText()).toMatch(
+        / · time decay \(half-life 14 days\), 30-day window$/,
+      );
+      await p.click("#save-view");
+      await p.waitForFunction(
+        (id) => (globalThis as unknown as Win).location.href.endsWith(`#${id}`),
+        viewId,
+      );
+      await ready();
+      const saved = (await api("GET", `/accounts/api/dashboard/views/${viewId}`)).body as {
+        dashboardView: { configuration: Json };
+      };
+      expect(saved.dashboardView.configuration).toMatchObject({
+        attributionModel: "time_decay",
+        attributionHalfLifeDays: 14,
+      });
+      await p.click(`${table} button.drill[data-dimension-value="paid_search"]`);
+      await panel("orders");
+      expect(bodies.at(-1)).toMatchObject({ attributionModel: "time_decay", attributionHalfLifeDays: 14 });
+      expect((await rowsOf("#credited-orders tbody tr")).map((r) => r[0])).toEqual(["J1"]);
+      await p.click('#credited-orders tr[data-order-id="J1"] button.order-link');
+      await panel("journey");
+      expect(urls.some((u) => u.includes("/journey?window=30&currency=USD&halfLifeDays=14"))).toBe(true);
+      expect(await p.getAttribute('#journey-touches th[data-model="time_decay"]', "class")).toContain(
+        "current",
+      );
+    } finally {
+      await tab.close();
+    }
+    expect(seen, "CSP violations and page errors").toEqual([]);
+    for (const url of urls) {
+      expect(url, "the key never appears in a URL").not.toContain(jx.key);
+      expect(url.startsWith(app.url), `only the service itself is contacted: ${url}`).toBe(true);
+    }
   });
 
   it("dashboards: a key with dashboards:read only sees the views, no editing controls, and is told why", async () => {
