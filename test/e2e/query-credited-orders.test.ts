@@ -373,6 +373,16 @@ describe("the request", () => {
     expect(key(res)?.[0]).toBe(name);
   });
 
+  it("is in the OpenAPI document with its body and answer", async () => {
+    const doc = (await app.call("GET", "/openapi.json")).body as {
+      paths: Record<string, { post?: { requestBody?: unknown; responses?: unknown } }>;
+    };
+    const op = doc.paths[PATH]?.post;
+    expect(op).toBeDefined();
+    expect(JSON.stringify(op!.requestBody)).toContain("dimensionValue");
+    expect(JSON.stringify(op!.responses)).toContain("hasMore");
+  });
+
   it("another pixel's id in the body is refused", async () => {
     expect((await list("google", "first_click", { pixelId: "someone-else" })).status).toBe(403);
   });
