@@ -1,4 +1,5 @@
 import { Binder } from "../query/binder.js";
+import { refundsInTarget } from "../query/sources/attribution.js";
 import { fxCtes, fxJoin } from "../query/sources/common.js";
 import type { Params } from "../stores/warehouse/port.js";
 
@@ -37,16 +38,8 @@ export function orderStatement(pixelId: string, orderId: string, currency: strin
   const order = b.bind(orderId, "String");
   const target = b.bind(currency, "String");
   const fx = fxJoin("q", target);
-  const rfx = fxJoin("r", target);
-  // The same conversion as attribution's refunds (a refund in any currency, at its own day's rate);
-  // restricted to this one order.
-  const refunds = `rf AS (
-  SELECT r.order_id AS order_id, sum(toFloat64(r.amount) * ${rfx.factor}) AS refunded, ${rfx.missing} AS refund_missing
-  FROM (SELECT order_id, amount, currency AS cur, toDate(created_at) AS fx_day, toUInt8(1) AS fx_k
-    FROM refunds FINAL WHERE pixel_id = ${pixel} AND order_id = ${order}) AS r
-  ${rfx.joins.replace("\n", "\n  ")}
-  GROUP BY r.order_id
-)`;
+  // The same conversion as attribution's refunds, restricted to this one order.
+  const refunds = `rf AS (${refundsInTarget(pixel, target, order)})`;
   const sql = `WITH ${fxCtes(target)},
 o AS (
   SELECT order_id, created_at, financial_status, currency, total_price, canonical_id

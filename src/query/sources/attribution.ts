@@ -338,13 +338,13 @@ function derivedTouchCtes(
 /**
  * Each order's refunds summed in the target currency, every refund converted at the rate of its own
  * UTC day in its own currency — as the refunds source converts them — with the first refund day
- * without a rate (`refund_missing`, '' when none).
+ * without a rate (`refund_missing`, '' when none). `orderId` (a placeholder) narrows it to one order.
  */
-function refundsInTarget(pixel: string, target: string): string {
+export function refundsInTarget(pixel: string, target: string, orderId?: string): string {
   const fx = fxJoin("q", target);
   return `SELECT q.order_id AS order_id, sum(toFloat64(q.amount) * ${fx.factor}) AS refunded, ${fx.missing} AS refund_missing
     FROM (SELECT order_id, amount, currency AS cur, toDate(created_at) AS fx_day, toUInt8(1) AS fx_k
-      FROM refunds FINAL WHERE pixel_id = ${pixel}) AS q
+      FROM refunds FINAL WHERE pixel_id = ${pixel}${orderId ? ` AND order_id = ${orderId}` : ""}) AS q
     ${fx.joins.replace("\n", "\n    ")}
     GROUP BY q.order_id`;
 }
