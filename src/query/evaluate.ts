@@ -105,7 +105,10 @@ function apportion(period: Period, bases: readonly string[], measures: readonly 
     }
     for (const items of groups.values()) {
       const scaled = items.map((i) => i.value * factor);
-      const units = Math.round(scaled.reduce((a, x) => a + x, 0));
+      // The total rounds as `round` rounds it (half away from zero, past float noise), so the rows
+      // add up to the figure the same sum shows elsewhere: 154.325 is 154.33 in both.
+      const sum = scaled.reduce((a, x) => a + x, 0);
+      const units = Math.sign(sum) * Math.round(Math.abs(sum) + 1e-9);
       const floors = scaled.map((x) => Math.floor(x + 1e-9));
       let deficit = units - floors.reduce((a, x) => a + x, 0);
       const byRemainder = items
