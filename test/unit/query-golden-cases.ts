@@ -531,10 +531,14 @@ export const GOLDEN_CASES: GoldenCase[] = [
     attributionWindow: -1,
     attributionHalfLifeDays: 2,
   }),
-  general("attribution-linear-no-touch-dimension", "a fractional model without a touch dimension: has a touch", {
-    measures: ["attribution.orders", "attribution.revenue"],
-    attributionModel: "linear",
-  }),
+  general(
+    "attribution-linear-no-touch-dimension",
+    "a fractional model without a touch dimension: has a touch",
+    {
+      measures: ["attribution.orders", "attribution.revenue"],
+      attributionModel: "linear",
+    },
+  ),
   attribution("attribution-campaign-spend", "an ad-entity dimension adds the spend statement (ROAS, CPA)", {
     dimension: "attribution.campaign_id",
     attributionModel: "last_click",
