@@ -20,7 +20,6 @@ export interface Batch {
   drop: ("" | "duplicate")[];
 }
 
-const retry = (what: string, cause: unknown) => ({ ok: false as const, retry: what, cause });
 const serverId = monotonicFactory();
 
 /** Events without an eventId get a server ULID and are never deduplicated. */

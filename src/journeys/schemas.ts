@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { type AttributionModel, DEFAULT_HALF_LIFE_DAYS } from "../query/attribution-models.js";
-import { attributionHalfLifeSchema, attributionWindowSchema, currencySchema } from "../query/schemas.js";
+import { ATTRIBUTION_WINDOWS, attributionHalfLifeSchema, currencySchema } from "../query/schemas.js";
 
 /** An order's journey (docs/journeys.md): the request and the answer, as the route and OpenAPI see them. */
 
@@ -25,8 +25,12 @@ export const journeyQuery = z.strictObject({
   currency: currencySchema
     .optional()
     .describe("ISO 4217 code the order's value is converted to (default USD)"),
-  window: numberText("one of 1, 7, 14, 30, 60, 90, -1")
-    .pipe(attributionWindowSchema)
+  // An enum of the texts, so the OpenAPI document lists the windows a client may send.
+  window: z
+    .enum(ATTRIBUTION_WINDOWS.map(String) as [string, ...string[]], {
+      error: "must be one of 1, 7, 14, 30, 60, 90, -1",
+    })
+    .transform(Number)
     .optional()
     .describe(
       `attribution window in days: 1, 7, 14, 30, 60, 90, or -1 for unlimited (default ${DEFAULT_WINDOW})`,

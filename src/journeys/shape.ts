@@ -1,4 +1,5 @@
 import { ATTRIBUTION_MODELS, type AttributionModel, touchShares } from "../query/attribution-models.js";
+import { roundAddingUp, roundHalfAway } from "../query/rounding.js";
 import type { IdentityLink, Journey, JourneyTouch } from "./schemas.js";
 
 /** The order's row as `orderStatement` returns it. */
@@ -61,12 +62,6 @@ export const pageKey = (eventId: string, timeMs: number): string => `${eventId}\
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-/** Half away from zero, as the query API rounds on output; the epsilon absorbs float noise (x.xx5). */
-function round(v: number, places: number): number {
-  const f = 10 ** places;
-  return (Math.sign(v) * Math.round(Math.abs(v) * f + 1e-9)) / f;
-}
-
 /** Stored text is '' when absent; the answer says null. */
 const text = (v: string): string | null => (v === "" ? null : v);
 
@@ -76,30 +71,6 @@ const canonicalLink = (alias: string, to: string, ms: number): IdentityLink => (
   canonicalId: to,
   firstSeen: iso(ms),
 });
-
-/**
- * Values rounded to `places` so that they add up to their own sum rounded (half away from zero):
- * each is floored, and the units left go to the largest remainders, ties to the earlier value. The
- * values share one sign (shares of one order's value).
- */
-export function roundAddingUp(values: readonly number[], places: number): number[] {
-  const f = 10 ** places;
-  const sign = values.reduce((a, v) => a + v, 0) < 0 ? -1 : 1;
-  // The epsilon keeps float noise (0.4 × 10^4 = 3999.9999…) from losing a unit.
-  const scaled = values.map((v) => Math.abs(v) * f);
-  const floors = scaled.map((v) => Math.floor(v + 1e-9));
-  let left = Math.round(scaled.reduce((a, v) => a + v, 0) + 1e-9) - floors.reduce((a, v) => a + v, 0);
-  // Remainders equal as decimals (those of 2/3 and 1/6 differ in their last bits) are a tie.
-  const byRemainder = scaled
-    .map((v, i) => ({ i, r: v - floors[i]! }))
-    .sort((a, b) => (Math.abs(b.r - a.r) > 1e-9 ? b.r - a.r : a.i - b.i));
-  for (const { i } of byRemainder) {
-    if (left <= 0) break;
-    floors[i]! += 1;
-    left -= 1;
-  }
-  return floors.map((v) => (sign * v) / f + 0);
-}
 
 /**
  * The journey from the statements' rows. Credit is decided over the touches inside the window only,
@@ -129,7 +100,7 @@ export function shapeJourney(input: JourneyInput): Journey {
     credit.set(
       m,
       m === "any_click"
-        ? { share: shares, revenue: revenues.map((r) => round(r, 2)) }
+        ? { share: shares, revenue: revenues.map((r) => roundHalfAway(r, 2)) }
         : { share: roundAddingUp(shares, 4), revenue: roundAddingUp(revenues, 2) },
     );
   }
@@ -168,12 +139,12 @@ export function shapeJourney(input: JourneyInput): Journey {
       createdAt: iso(order.created_ms),
       status: order.status,
       currency: order.currency,
-      totalPrice: round(order.total_price, 4),
+      totalPrice: roundHalfAway(order.total_price, 4),
       value: {
         currency: input.currency,
-        total: round(order.total_target, 2),
-        refunds: round(order.refunded_target, 2),
-        net: round(net, 2),
+        total: roundHalfAway(order.total_target, 2),
+        refunds: roundHalfAway(order.refunded_target, 2),
+        net: roundHalfAway(net, 2),
       },
       identity: {
         storedId: order.stored_id,

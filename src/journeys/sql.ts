@@ -82,7 +82,8 @@ GROUP BY q.order_id`;
  * under the identity or under an id whose canonical link points at it (one hop, as `hopsCte`
  * resolves), at or before the order; `in_window` when after orderTime − window days (always with
  * window -1). Touches before the window are kept up to `olderLimit`, the latest ones; `older` counts
- * them all. Rows come in time order, ties by event id.
+ * them all. Rows come in time order, ties by event id. FINAL: a touch row stored twice and not yet
+ * merged is one touch, as attribution's path counts it (one identity's touches, so FINAL is cheap).
  */
 export function touchesStatement(
   pixelId: string,
@@ -114,7 +115,7 @@ tp AS (
     t.adset_id AS adset_id, t.ad_id AS ad_id, toString(t.click_id_type) AS click_id_type,
     t.identity_id AS identity_id, t.canonical_id AS stored_id,
     h.linked_to AS linked_to, h.linked_ms AS linked_ms, ${inWindow} AS in_window
-  FROM (SELECT * FROM touchpoints WHERE pixel_id = ${pixel} AND touch_time <= ${ts}
+  FROM (SELECT * FROM touchpoints FINAL WHERE pixel_id = ${pixel} AND touch_time <= ${ts}
     AND (canonical_id = ${id} OR canonical_id IN (SELECT old FROM hops))) AS t
   LEFT JOIN hops AS h ON h.old = t.canonical_id
   WHERE if(h.linked_to != '', h.linked_to, t.canonical_id) = ${id}

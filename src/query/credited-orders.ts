@@ -4,6 +4,7 @@ import { checkRates } from "./evaluate.js";
 import { printFilter } from "./filters/print.js";
 import type { Statement } from "./plan.js";
 import type { ResolvedCreditedOrders } from "./resolve.js";
+import { roundHalfAway } from "./rounding.js";
 import { emitCreditedOrders } from "./sources/attribution.js";
 import type { Table } from "./tabular.js";
 
@@ -69,12 +70,6 @@ export const creditedOrdersAnswerSchema = z.object({
 });
 export type CreditedOrdersAnswer = z.infer<typeof creditedOrdersAnswerSchema>;
 
-/** Half away from zero on the decimal value, as the query answers round (evaluate.ts). */
-const round = (v: number, places: number) => {
-  const f = 10 ** places;
-  return (Math.sign(v) * Math.round(Math.abs(v) * f + 1e-9)) / f;
-};
-
 /** The engine's DateTime64 text (`2026-08-10 10:00:00.000`, UTC) as ISO 8601. */
 const iso = (v: unknown) => `${String(v).replace(" ", "T")}Z`;
 
@@ -93,8 +88,8 @@ export async function shapeCreditedOrders(
     orders: rows.map((r) => ({
       orderId: String(r.order_id),
       createdAt: iso(r.created_at),
-      value: round(Number(r.value), 2),
-      credit: round(Number(r.credit), 4),
+      value: roundHalfAway(Number(r.value), 2),
+      credit: roundHalfAway(Number(r.credit), 4),
     })),
     currency: plan.currency,
     pagination: {

@@ -4,6 +4,7 @@ import { MEASURE_BY_KEY } from "./measures.js";
 import type { QueryPlan, Statement } from "./plan.js";
 import { type RateTable, type ReportCostLine, reportCost } from "./report-costs.js";
 import type { BucketRow, QueryAnswerBody } from "./responses.js";
+import { roundAddingUp, roundHalfAway } from "./rounding.js";
 import type { Bucket } from "./time.js";
 
 export type BaseValues = Record<string, number>;
@@ -74,8 +75,8 @@ function collect(plan: QueryPlan, results: StatementRows[], period: "primary" | 
 /**
  * Rounds each apportioned base so that, per bucket and for the range total, the rounded values of
  * the dimension values add up to the rounded sum of them all (largest remainder): a conversion
- * split 1/3 three ways is 0.3333 + 0.3333 + 0.3334, never 0.9999. Rows are ranked by remainder,
- * then by their values, so the answer does not depend on row order.
+ * split 1/3 three ways is 0.3333 + 0.3333 + 0.3334, never 0.9999. Ties go to the dimension values
+ * that sort first, so the answer depends neither on row order nor on float noise.
  */
 function apportion(period: Period, bases: readonly string[], measures: readonly string[]): void {
   const series = [...period.values()];
@@ -84,7 +85,7 @@ function apportion(period: Period, bases: readonly string[], measures: readonly 
       const def = MEASURE_BY_KEY.get(m)?.definition;
       return def?.kind === "base" && def.base === base;
     });
-    const factor = 10 ** (measure ? placesOf(measure) : 4);
+    const places = measure ? placesOf(measure) : 4;
     const groups = new Map<number | "total", { key: string; value: number; into: BaseValues }[]>();
     for (const s of series) {
       s.rounded ??= { buckets: new Map(), total: {} };
@@ -104,26 +105,13 @@ function apportion(period: Period, bases: readonly string[], measures: readonly 
       }
     }
     for (const items of groups.values()) {
-      const scaled = items.map((i) => i.value * factor);
-      // The total rounds as `round` rounds it (half away from zero, past float noise), so the rows
-      // add up to the figure the same sum shows elsewhere: 154.325 is 154.33 in both.
-      const sum = scaled.reduce((a, x) => a + x, 0);
-      const units = Math.sign(sum) * Math.round(Math.abs(sum) + 1e-9);
-      const floors = scaled.map((x) => Math.floor(x + 1e-9));
-      let deficit = units - floors.reduce((a, x) => a + x, 0);
-      const byRemainder = items
-        .map((item, i) => ({ i, rem: scaled[i]! - floors[i]!, key: item.key }))
-        .sort((a, b) => b.rem - a.rem || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-      for (let j = 0; deficit > 0 && byRemainder.length; j = (j + 1) % byRemainder.length, deficit--)
-        floors[byRemainder[j]!.i]! += 1;
-      for (
-        let j = byRemainder.length - 1;
-        deficit < 0 && byRemainder.length;
-        j = (j - 1 + byRemainder.length) % byRemainder.length, deficit++
-      )
-        floors[byRemainder[j]!.i]! -= 1;
+      const rounded = roundAddingUp(
+        items.map((i) => i.value),
+        places,
+        (a, b) => (items[a]!.key < items[b]!.key ? -1 : items[a]!.key > items[b]!.key ? 1 : 0),
+      );
       items.forEach((item, i) => {
-        item.into[base] = floors[i]! / factor;
+        item.into[base] = rounded[i]!;
       });
     }
   }
@@ -173,12 +161,8 @@ const placesOf = (key: string, average = false): number => {
   return type === "count" ? (average ? 2 : 0) : type === "ratio" || type === "number" ? 4 : 2;
 };
 
-const round = (key: string, v: number | null, average = false): number | null => {
-  if (v === null || !Number.isFinite(v)) return null;
-  const f = 10 ** placesOf(key, average);
-  // Half away from zero on the decimal value, so 0.125 → 0.13 like an accountant expects.
-  return (Math.sign(v) * Math.round(Math.abs(v) * f + 1e-9)) / f;
-};
+const round = (key: string, v: number | null, average = false): number | null =>
+  v === null || !Number.isFinite(v) ? null : roundHalfAway(v, placesOf(key, average));
 
 const dayOf = (iso: string) => iso.slice(0, 10);
 

@@ -275,22 +275,18 @@ export function resolveGeneral(q: GeneralQuery, env: QueryEnvironment): Resolved
   const base = shared(q, timezone, env);
   const parts = sources.map((source): SourcePart => {
     const names = [...bases.get(source)!];
-    if (source === "attribution") {
-      const { touch, conv } = splitAttributionFilter(q.filters);
-      const families: Family[] = ["orders", "customers"];
+    if (source === "attribution")
       return {
         source,
         names,
-        conv: resolveFilter(conv, {
-          families,
+        ...attributionSides(
+          q.filters,
+          "orders",
           timezone,
-          path: ["filters"],
-          refusal: (f) =>
-            `filter field "${f.field}" cannot apply to attribution measures; fields of ${familyList(families)} can`,
-        }),
-        touch: resolveFilter(touch, { families: ["attribution"], timezone, path: ["filters"] }),
+          (field, families) =>
+            `filter field "${field}" cannot apply to attribution measures; fields of ${families} can`,
+        ),
       };
-    }
     const families = SOURCE_FAMILIES[source];
     const measureOf = q.measures.find((m) => basesOf([m]).has(source)) ?? source;
     return {
@@ -340,6 +336,8 @@ function attributionSides(
   filters: Filter | undefined,
   valueSource: "orders" | "events",
   timezone: string,
+  refusal = (field: string, families: string) =>
+    `filter field "${field}" is not valid here; attribution queries take attribution. and ${families} fields`,
 ): { conv: ResolvedFilter | undefined; touch: ResolvedFilter | undefined } {
   const { touch, conv } = splitAttributionFilter(filters);
   const convFamilies: Family[] = valueSource === "orders" ? ["orders", "customers"] : ["events"];
@@ -348,8 +346,7 @@ function attributionSides(
       families: convFamilies,
       timezone,
       path: ["filters"],
-      refusal: (f) =>
-        `filter field "${f.field}" is not valid here; attribution queries take attribution. and ${familyList(convFamilies)} fields`,
+      refusal: (f) => refusal(f.field, familyList(convFamilies)),
     }),
     touch: resolveFilter(touch, { families: ["attribution"], timezone, path: ["filters"] }),
   };

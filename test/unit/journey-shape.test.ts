@@ -14,13 +14,7 @@
  * order's only; x3 none (it carries the order's stored id).
  */
 import { describe, expect, it } from "vitest";
-import {
-  type OrderRow,
-  pageKey,
-  roundAddingUp,
-  shapeJourney,
-  type TouchRow,
-} from "../../src/journeys/shape.js";
+import { type OrderRow, pageKey, shapeJourney, type TouchRow } from "../../src/journeys/shape.js";
 import { identityLinksStatement, orderStatement, touchesStatement } from "../../src/journeys/sql.js";
 
 const DAY = 86_400_000;
@@ -84,29 +78,6 @@ const shape = (over: Partial<Parameters<typeof shapeJourney>[0]> = {}) =>
     halfLifeDays: 7,
     ...over,
   });
-
-describe("roundAddingUp", () => {
-  it.each([
-    [[1 / 3, 1 / 3, 1 / 3], 4, [0.3334, 0.3333, 0.3333]],
-    [[2 / 3, 1 / 6, 1 / 6], 4, [0.6667, 0.1667, 0.1666]],
-    [[0.4, 0.2, 0.4], 4, [0.4, 0.2, 0.4]],
-    [[175 / 3, 175 / 3, 175 / 3], 2, [58.34, 58.33, 58.33]],
-    [[-10 / 3, -10 / 3, -10 / 3], 2, [-3.34, -3.33, -3.33]],
-    [[0, 1], 4, [0, 1]],
-    [[], 4, []],
-  ])("%j at %i places → %j", (values, places, expected) => {
-    const out = roundAddingUp(values, places);
-    expect(out).toEqual(expected);
-    expect(Object.is(out[0], -0)).toBe(false);
-  });
-
-  it("the rounded values add up to the rounded sum", () => {
-    const values = [0.084778, 0.413381, 0.501842];
-    const out = roundAddingUp(values, 4);
-    expect(out).toEqual([0.0848, 0.4134, 0.5018]);
-    expect(Math.round(out.reduce((a, v) => a + v, 0) * 1e4)).toBe(1e4);
-  });
-});
 
 describe("shapeJourney", () => {
   it("lists touches by (time, event id) and credits only those in the window", () => {

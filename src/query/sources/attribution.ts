@@ -83,27 +83,14 @@ function attributionCtes(
   const carried = ctx.dimensions
     .map((d, i) => (d.startsWith("attribution.") ? "" : `, any(c.d${i}) AS d${i}`))
     .join("");
-  // Only the model's own credit is aggregated: the other two cost as much again over every touch.
-  // Touches at the same instant are ordered by event id, so the credit never depends on read order.
-  // A fractional model needs the whole path (every touch in the window, in rank order); without an
-  // attribution dimension only "has a touch" matters, so it needs nothing but the count.
+  // Only the model's own credit is aggregated (CREDIT_AGGREGATES): the others cost as much again
+  // over every touch.
   const model = ctx.attribution.model;
   const fractional = FRACTIONAL_MODELS.has(model) && touchDim !== undefined;
+  // Without an attribution dimension only "has a touch" matters: the count alone, whatever the model.
+  const aggregate = touchDim ? CREDIT_AGGREGATES[model] : undefined;
   const modelCredit = (cond: string) =>
-    fractional
-      ? `arraySort(groupArrayIf((t.touch_time, t.event_id, t.tdim), ${cond})) AS path`
-      : model === "first_click" || FRACTIONAL_MODELS.has(model)
-        ? `argMinIf(t.tdim, (t.touch_time, t.event_id), ${cond}) AS first_dim`
-        : model === "last_click"
-          ? `argMaxIf(t.tdim, (t.touch_time, t.event_id), ${cond}) AS last_dim`
-          : `groupUniqArrayIf(t.tdim, ${cond}) AS any_dims`;
-  const creditCol = fractional
-    ? "path"
-    : model === "first_click" || FRACTIONAL_MODELS.has(model)
-      ? "first_dim"
-      : model === "last_click"
-        ? "last_dim"
-        : "any_dims";
+    aggregate ? `,\n    ${aggregate.sql(cond)} AS ${aggregate.col}` : "";
   // fx_k (the ASOF key of the target rate) is restated after the join instead of carried through it:
   // a property test saw, rarely, the target rate reported missing for a day that had one, and a
   // constant left column coming out of the join as its default (0) is the suspect.
@@ -111,8 +98,7 @@ function attributionCtes(
     ? // Derived touches carry their conversion (and its time): credit is aggregated over the touches
       // alone, then joined one to one to the conversions — no grouping of every conversion.
       `tagg AS (
-  SELECT t.conv_id AS conv_id, t.conv_ts AS conv_ts, countIf(${inWindowOf("t.conv_ts")}) AS touches,
-    ${modelCredit(inWindowOf("t.conv_ts"))}
+  SELECT t.conv_id AS conv_id, t.conv_ts AS conv_ts, countIf(${inWindowOf("t.conv_ts")}) AS touches${modelCredit(inWindowOf("t.conv_ts"))}
   FROM tp AS t
   GROUP BY t.conv_id, t.conv_ts
 ),
@@ -121,14 +107,13 @@ credited AS (
     c.value AS value, c.refunded AS refunded, c.refund_missing AS refund_missing${ctx.dimensions
       .map((d, i) => (d.startsWith("attribution.") ? "" : `, c.d${i} AS d${i}`))
       .join("")},
-    a.touches AS touches, a.${creditCol} AS ${creditCol}
+    a.touches AS touches${aggregate ? `, a.${aggregate.col} AS ${aggregate.col}` : ""}
   FROM conv AS c LEFT JOIN tagg AS a ON a.conv_id = c.conv_id AND a.conv_ts = c.ts
 )`
     : `credited AS (
   SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, toUInt8(1) AS fx_k,
     any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing${carried},
-    countIf(${inWindow}) AS touches,
-    ${modelCredit(inWindow)}
+    countIf(${inWindow}) AS touches${modelCredit(inWindow)}
   FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
   GROUP BY c.conv_id
 )`;
@@ -136,10 +121,10 @@ credited AS (
   const credits: Credits = !touchDim
     ? { labels: "['']" }
     : fractional
-      ? fractionalCredits(model, label, b.bind(ctx.attribution.halfLifeDays, "Float64"))
+      ? fractionalCredits(model, label, () => b.bind(ctx.attribution.halfLifeDays, "Float64"))
       : model === "any_click"
         ? { labels: `if(touches = 0, ['${NO_TOUCH}'], arrayMap(x -> ${label("x")}, any_dims))` }
-        : { labels: `[if(touches = 0, '${NO_TOUCH}', ${label(creditCol)})]` };
+        : { labels: `[if(touches = 0, '${NO_TOUCH}', ${label(aggregate!.col)})]` };
   const ctes = [
     fxCtes(p.target),
     countedOrdersCte(
@@ -169,21 +154,44 @@ type Credits = { labels: string } | { pairs: string; columns: string };
  * is the same arithmetic in TypeScript). time_decay weighs relative to the latest touch so that no
  * weight underflows to 0 on a long window.
  */
-function fractionalCredits(model: string, label: (x: string) => string, halfLife: string): Credits {
+function fractionalCredits(model: string, label: (x: string) => string, halfLife: () => string): Credits {
+  const pairs = (share: string) =>
+    `if(length(path) = 0, [('${NO_TOUCH}', 1.)], arrayMap((x, i) -> (${label("x.3")}, ${share}), path, arrayEnumerate(path)))`;
+  if (model === "linear") return { pairs: pairs("1 / length(path)"), columns: "" };
+  if (model === "position_based")
+    return {
+      pairs: pairs(
+        `multiIf(length(path) = 1, 1., length(path) = 2, 0.5, i = 1 OR i = length(path), ${POSITION_ENDS_SHARE}, ${POSITION_MIDDLE_SHARE} / (length(path) - 2))`,
+      ),
+      columns: "",
+    };
+  // Only time_decay binds the half-life: the other models' SQL (and cache entries) do not depend on it.
+  const h = halfLife();
   const weight = (x: string) =>
-    `pow(2, (toUnixTimestamp64Milli(${x}.1) - toUnixTimestamp64Milli(path[-1].1)) / (${halfLife} * 86400000))`;
-  const share =
-    model === "linear"
-      ? "1 / length(path)"
-      : model === "position_based"
-        ? `multiIf(length(path) = 1, 1., length(path) = 2, 0.5, i = 1 OR i = length(path), ${POSITION_ENDS_SHARE}, ${POSITION_MIDDLE_SHARE} / (length(path) - 2))`
-        : `${weight("x")} / decay_sum`;
-  const pairs = `arrayMap((x, i) -> (${label("x.3")}, ${share}), path, arrayEnumerate(path))`;
+    `pow(2, (toUnixTimestamp64Milli(${x}.1) - toUnixTimestamp64Milli(path[-1].1)) / (${h} * 86400000))`;
   return {
-    pairs: `if(length(path) = 0, [('${NO_TOUCH}', 1.)], ${pairs})`,
-    columns: model === "time_decay" ? `, arraySum(arrayMap(x -> ${weight("x")}, path)) AS decay_sum` : "",
+    pairs: pairs(`${weight("x")} / decay_sum`),
+    columns: `, arraySum(arrayMap(x -> ${weight("x")}, path)) AS decay_sum`,
   };
 }
+
+/**
+ * What each model aggregates over a conversion's touches in the window. Touches at the same instant
+ * rank by event id, so credit never depends on read order; a fractional model keeps the whole path,
+ * each distinct touch once (a touch row stored twice and not yet merged counts once).
+ */
+const PATH = {
+  col: "path",
+  sql: (c: string) => `arraySort(groupUniqArrayIf((t.touch_time, t.event_id, t.tdim), ${c}))`,
+};
+const CREDIT_AGGREGATES: Record<string, { col: string; sql: (cond: string) => string }> = {
+  first_click: { col: "first_dim", sql: (c) => `argMinIf(t.tdim, (t.touch_time, t.event_id), ${c})` },
+  last_click: { col: "last_dim", sql: (c) => `argMaxIf(t.tdim, (t.touch_time, t.event_id), ${c})` },
+  any_click: { col: "any_dims", sql: (c) => `groupUniqArrayIf(t.tdim, ${c})` },
+  linear: PATH,
+  time_decay: PATH,
+  position_based: PATH,
+};
 
 /**
  * Attribution (docs/query.md): each conversion in the range is joined to the touches of its identity
@@ -289,7 +297,7 @@ FROM (
 ${fx.joins}
 GROUP BY q.conv_id
 ORDER BY created_at DESC, order_id DESC
-LIMIT ${b.bind(page.limit, "UInt32")} OFFSET ${b.bind(page.offset, "UInt32")}`;
+LIMIT ${b.bind(page.limit, "Int64")} OFFSET ${b.bind(page.offset, "Int64")}`;
 }
 
 /**

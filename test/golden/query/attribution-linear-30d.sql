@@ -38,7 +38,7 @@ credited AS (
   SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, toUInt8(1) AS fx_k,
     any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing,
     countIf(t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p8:Int64})) AS touches,
-    arraySort(groupArrayIf((t.touch_time, t.event_id, t.tdim), t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p8:Int64}))) AS path
+    arraySort(groupUniqArrayIf((t.touch_time, t.event_id, t.tdim), t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p8:Int64}))) AS path
   FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
   GROUP BY c.conv_id
 )
@@ -68,7 +68,6 @@ GROUP BY d0
 --   p6   (not referenced)      "2026-03-07"
 --   p7   Int64                 30
 --   p8   Int64                 30
---   p9   (not referenced)      7
 
 -- statement 2 of 2: attribution, primary, from the derived tables
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
@@ -117,7 +116,7 @@ tp AS (
 ),
 tagg AS (
   SELECT t.conv_id AS conv_id, t.conv_ts AS conv_ts, countIf(t.touch_time <= t.conv_ts AND t.touch_time > subtractDays(t.conv_ts, {p9:Int64})) AS touches,
-    arraySort(groupArrayIf((t.touch_time, t.event_id, t.tdim), t.touch_time <= t.conv_ts AND t.touch_time > subtractDays(t.conv_ts, {p9:Int64}))) AS path
+    arraySort(groupUniqArrayIf((t.touch_time, t.event_id, t.tdim), t.touch_time <= t.conv_ts AND t.touch_time > subtractDays(t.conv_ts, {p9:Int64}))) AS path
   FROM tp AS t
   GROUP BY t.conv_id, t.conv_ts
 ),
@@ -154,4 +153,3 @@ GROUP BY d0
 --   p7   (not referenced)      "2026-03-07"
 --   p8   Int64                 30
 --   p9   Int64                 30
---   p10  (not referenced)      7

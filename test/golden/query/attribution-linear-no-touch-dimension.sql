@@ -37,8 +37,7 @@ tp AS (
 credited AS (
   SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, toUInt8(1) AS fx_k,
     any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing,
-    countIf(t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p8:Int64})) AS touches,
-    argMinIf(t.tdim, (t.touch_time, t.event_id), t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p8:Int64})) AS first_dim
+    countIf(t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p8:Int64})) AS touches
   FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
   GROUP BY c.conv_id
 )
@@ -114,15 +113,14 @@ tp AS (
   WHERE d.order_id NOT IN (SELECT conv_id FROM rc) AND 1
 ),
 tagg AS (
-  SELECT t.conv_id AS conv_id, t.conv_ts AS conv_ts, countIf(t.touch_time <= t.conv_ts AND t.touch_time > subtractDays(t.conv_ts, {p9:Int64})) AS touches,
-    argMinIf(t.tdim, (t.touch_time, t.event_id), t.touch_time <= t.conv_ts AND t.touch_time > subtractDays(t.conv_ts, {p9:Int64})) AS first_dim
+  SELECT t.conv_id AS conv_id, t.conv_ts AS conv_ts, countIf(t.touch_time <= t.conv_ts AND t.touch_time > subtractDays(t.conv_ts, {p9:Int64})) AS touches
   FROM tp AS t
   GROUP BY t.conv_id, t.conv_ts
 ),
 credited AS (
   SELECT c.conv_id AS conv_id, c.ts AS ts, c.cur AS cur, c.fx_day AS fx_day, toUInt8(1) AS fx_k,
     c.value AS value, c.refunded AS refunded, c.refund_missing AS refund_missing,
-    a.touches AS touches, a.first_dim AS first_dim
+    a.touches AS touches
   FROM conv AS c LEFT JOIN tagg AS a ON a.conv_id = c.conv_id AND a.conv_ts = c.ts
 )
 SELECT q.bucket AS bucket,

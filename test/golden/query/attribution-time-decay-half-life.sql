@@ -38,7 +38,7 @@ credited AS (
   SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, toUInt8(1) AS fx_k,
     any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing,
     countIf(t.cid != '' AND t.touch_time <= c.ts) AS touches,
-    arraySort(groupArrayIf((t.touch_time, t.event_id, t.tdim), t.cid != '' AND t.touch_time <= c.ts)) AS path
+    arraySort(groupUniqArrayIf((t.touch_time, t.event_id, t.tdim), t.cid != '' AND t.touch_time <= c.ts)) AS path
   FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
   GROUP BY c.conv_id
 )
@@ -115,7 +115,7 @@ tp AS (
 ),
 tagg AS (
   SELECT t.conv_id AS conv_id, t.conv_ts AS conv_ts, countIf(t.touch_time <= t.conv_ts) AS touches,
-    arraySort(groupArrayIf((t.touch_time, t.event_id, t.tdim), t.touch_time <= t.conv_ts)) AS path
+    arraySort(groupUniqArrayIf((t.touch_time, t.event_id, t.tdim), t.touch_time <= t.conv_ts)) AS path
   FROM tp AS t
   GROUP BY t.conv_id, t.conv_ts
 ),
