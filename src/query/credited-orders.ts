@@ -1,8 +1,7 @@
 import { z } from "zod";
-import { Binder } from "./binder.js";
 import { checkRates } from "./evaluate.js";
 import { printFilter } from "./filters/print.js";
-import type { Statement } from "./plan.js";
+import { attributionStatement, type Statement } from "./plan.js";
 import type { ResolvedCreditedOrders } from "./resolve.js";
 import { roundHalfAway } from "./rounding.js";
 import { emitCreditedOrders } from "./sources/attribution.js";
@@ -22,29 +21,30 @@ export interface CreditedOrdersPlan {
 
 /** The one statement of a resolved listing. Pure, like every plan step. */
 export function planCreditedOrders(r: ResolvedCreditedOrders, page = { limit: r.limit, offset: r.offset }) {
-  const binder = new Binder();
-  const sql = emitCreditedOrders(
-    {
-      binder,
-      pixelId: r.pixelId,
-      timezone: r.timezone,
-      currency: r.currency,
-      granularity: "none",
-      range: r.periods.primary,
-      orderSettings: r.settings,
-      dimensions: [r.dimension],
-      attribution: r.attribution,
-      needsCustomerNumbering: r.numbering,
-    },
-    {
-      valueSource: "orders",
-      eventName: "purchase",
-      convWhere: printFilter(r.conv, binder),
-      touchWhere: printFilter(r.touch, binder),
-    },
-    { value: r.value, ...page },
+  const statement = attributionStatement("primary", "orders", (binder, derived) =>
+    emitCreditedOrders(
+      {
+        binder,
+        pixelId: r.pixelId,
+        timezone: r.timezone,
+        currency: r.currency,
+        granularity: "none",
+        range: r.periods.primary,
+        orderSettings: r.settings,
+        dimensions: [r.dimension],
+        attribution: r.attribution,
+        needsCustomerNumbering: r.numbering,
+      },
+      {
+        valueSource: "orders",
+        eventName: "purchase",
+        convWhere: printFilter(r.conv, binder),
+        touchWhere: printFilter(r.touch, binder),
+      },
+      { value: r.value, ...page },
+      { derived },
+    ),
   );
-  const statement: Statement = { source: "attribution", period: "primary", sql, params: binder.params };
   return { statement, currency: r.currency, ...page } satisfies CreditedOrdersPlan;
 }
 

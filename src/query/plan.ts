@@ -48,7 +48,7 @@ export interface Statement {
  * An attribution statement in both forms: `emit` prints it with its own binder, over raw data or
  * (orders-valued conversions only) the derived tables.
  */
-function attributionStatement(
+export function attributionStatement(
   period: Statement["period"],
   valueSource: "orders" | "events",
   emit: (binder: Binder, derived: { fresh: string } | undefined) => string,

@@ -115,13 +115,14 @@ export class QueryService {
     const resolved = resolveCreditedOrders(q, await this.environment(accountId));
     const plan = planCreditedOrders(resolved);
     if (opts.explain) return explained([plan.statement]);
-    const rowsOf = (s: Statement) => this.reader.query<Record<string, unknown>>(s.sql, s.params);
-    return this.cached(accountId, q.pixelId, plan, opts, async () =>
-      shapeCreditedOrders(plan, await rowsOf(plan.statement), async () => {
+    return this.cached(accountId, q.pixelId, plan, opts, async (version) => {
+      const fresh = await this.freshIds([plan.statement], opts, q.pixelId, version);
+      const rowsOf = (s: Statement) => this.runStatement(s, fresh);
+      return shapeCreditedOrders(plan, await rowsOf(plan.statement), async () => {
         const first = await rowsOf(planCreditedOrders(resolved, { limit: 1, offset: 0 }).statement);
         return Number(first[0]?.total ?? 0);
-      }),
-    );
+      });
+    });
   }
 
   /** Timezone and stored order settings: one read, reused for `accountCacheMs`. */
@@ -212,21 +213,37 @@ export class QueryService {
     pixelId: string,
     version: string,
   ): Promise<StatementRows[]> {
-    // A failure to tell what is fresh costs speed, not the answer: everything is read raw.
-    const fresh =
-      this.deps.freshIds && opts.derived !== false && plan.statements.some((s) => s.derived)
-        ? await this.deps.freshIds(pixelId, version).catch((err: unknown) => {
-            this.deps.log.warn({ err, pixelId }, "fresh ids not read; answering from raw data");
-            return null;
-          })
-        : null;
+    const fresh = await this.freshIds(plan.statements, opts, pixelId, version);
     return Promise.all(
-      plan.statements.map(async (statement) => {
-        const d = statement.derived;
-        const run = d && fresh ? { sql: d.sql, params: { ...d.params, [d.freshParam]: fresh } } : statement;
-        return { statement, rows: await this.reader.query<Record<string, unknown>>(run.sql, run.params) };
-      }),
+      plan.statements.map(async (statement) => ({
+        statement,
+        rows: await this.runStatement(statement, fresh),
+      })),
     );
+  }
+
+  /**
+   * The stored ids to read raw when statements run their derived form; null: run them raw. A failure
+   * to tell what is fresh costs speed, not the answer: everything is read raw.
+   */
+  private async freshIds(
+    statements: readonly Statement[],
+    opts: RunOptions,
+    pixelId: string,
+    version: string,
+  ): Promise<string[] | null> {
+    if (!this.deps.freshIds || opts.derived === false || !statements.some((s) => s.derived)) return null;
+    return this.deps.freshIds(pixelId, version).catch((err: unknown) => {
+      this.deps.log.warn({ err, pixelId }, "fresh ids not read; answering from raw data");
+      return null;
+    });
+  }
+
+  /** A statement's derived form when there are fresh ids to bind, else the statement as planned. */
+  private runStatement(statement: Statement, fresh: string[] | null): Promise<Record<string, unknown>[]> {
+    const d = statement.derived;
+    const run = d && fresh ? { sql: d.sql, params: { ...d.params, [d.freshParam]: fresh } } : statement;
+    return this.reader.query<Record<string, unknown>>(run.sql, run.params);
   }
 
   /** The cache around a computation: key = pixel + data version + hash of the normalized query. */

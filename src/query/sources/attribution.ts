@@ -267,17 +267,18 @@ function creditRows(credits: Credits): string {
 /**
  * The latest conversions (orders) credited to one value of the attribution dimension, a page of
  * them: each with its net value in the target currency and the share of it credited to the value
- * (1 under first_click, last_click and any_click), plus `total`, the number of such orders.
- * Always from raw touches: it reads one value's orders, the reference path is fast enough for that.
+ * (1 under first_click, last_click and any_click), plus `total`, the number of such orders. Like
+ * the aggregate, it has a derived form (`options.derived`) that answers alike.
  */
 export function emitCreditedOrders(
   ctx: EmitContext,
   spec: AttributionSpec,
   page: { value: string; limit: number; offset: number },
+  options: { derived?: { fresh: string } | undefined } = {},
 ): string {
   const p = placeholders(ctx);
   const b = ctx.binder;
-  const { ctes, credits } = attributionCtes(ctx, p, spec, {});
+  const { ctes, credits } = attributionCtes(ctx, p, spec, options);
   const fx = fxJoin("q", p.target);
   const rows =
     "pairs" in credits
