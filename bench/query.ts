@@ -274,13 +274,20 @@ const rssMb = process.resourceUsage().maxRSS / 1024;
   );
 }
 
-// The attribution shapes from raw touches only, for comparison, after the service's peak RSS was read
-// (the raw path's joins hold more memory than the derived one's).
+// The shapes the derived tables answer (attribution, the time series' orders), from raw data only, for
+// comparison, after the service's peak RSS was read (the raw path's joins hold more memory). The time
+// series must answer alike both ways.
 for (const s of shapes) {
-  if (!s.path.endsWith("query-attribution")) continue;
+  if (!s.path.endsWith("query-attribution") && !s.name.startsWith("time series")) continue;
   const raw: number[] = [];
   for (let i = 0; i < RUNS; i++) raw.push((await call(`${s.path}?derived=false`, s.body)).ms);
   rawP50.set(s.name, percentile(raw, 50));
+  if (s.name.startsWith("time series")) {
+    const [derived, fromRaw] = [await call(s.path, s.body), await call(`${s.path}?derived=false`, s.body)];
+    if (JSON.stringify(derived.body) !== JSON.stringify(fromRaw.body))
+      throw new Error(`${s.name}: the derived answer differs from the raw one`);
+    log(`check: ${s.name} answers alike from the derived tables and from raw data`);
+  }
 }
 
 const summary: { name: string; p50: number; p95: number; f50: number; ratio: number }[] = [];
@@ -301,7 +308,7 @@ for (const s of shapes) {
   summary.push(row);
   const raw = rawP50.get(s.name);
   log(
-    `${s.name}: service p50 ${row.p50.toFixed(0)} ms, p95 ${row.p95.toFixed(0)} ms${raw === undefined ? "" : ` (raw touches p50 ${raw.toFixed(0)} ms)`} | floor p50 ${row.f50.toFixed(0)} ms | ratio ${row.ratio.toFixed(2)} | peak RSS after it ${peakAfter.get(s.name)!.toFixed(0)} MB`,
+    `${s.name}: service p50 ${row.p50.toFixed(0)} ms, p95 ${row.p95.toFixed(0)} ms${raw === undefined ? "" : ` (raw data p50 ${raw.toFixed(0)} ms)`} | floor p50 ${row.f50.toFixed(0)} ms | ratio ${row.ratio.toFixed(2)} | peak RSS after it ${peakAfter.get(s.name)!.toFixed(0)} MB`,
   );
 }
 const rssWithFloorsMb = process.resourceUsage().maxRSS / 1024;

@@ -185,7 +185,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
       accountCacheMs: config.ACCOUNT_CACHE_MS,
       ...(readers ? { readers } : {}),
       ...(config.DERIVED_TABLES
-        ? { freshIds: (pixelId: string, version: string) => freshIds.of(pixelId, version) }
+        ? { fresh: (pixelId: string, version: string) => freshIds.of(pixelId, version) }
         : {}),
     }),
     journeys: new JourneyService(readers ?? stores.warehouse),

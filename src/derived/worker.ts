@@ -9,6 +9,7 @@ import {
   refreshSql,
   watermarkSql,
 } from "./conversion-touches.js";
+import { orderFactsRefreshSql } from "./order-facts.js";
 
 export const DERIVED_CONSUMER = "derived-tables";
 
@@ -59,10 +60,11 @@ const WATERMARKS = `SELECT pixel_id, max(watermark) AS w,
 
 /**
  * Keeps the derived tables current (docs/derived-tables.md). Each round finds the pixels with rows
- * ingested after their watermark, and per pixel rebuilds the conversions those rows can change, then
- * moves the watermark. The change feed is the warehouse itself (every row that can change a credit
- * carries `ingested_at`), so nothing is lost when this process is down: the next round picks up from
- * the stored watermark. Queries never wait for it: they read identities past the watermark raw.
+ * ingested after their watermark, and per pixel rebuilds the conversions and the order hours those rows
+ * can change, then moves the watermark (one for both tables). The change feed is the warehouse itself
+ * (every row that can change a credit or an hour carries `ingested_at`), so nothing is lost when this
+ * process is down: the next round picks up from the stored watermark. Queries never wait for it: they
+ * read identities and hours past the watermark raw.
  */
 export class DerivedWorker {
   private readonly loop: PollingLoop;
@@ -175,18 +177,14 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
           { pixel: pixelId },
         );
         for (const { m } of months) {
-          await this.warehouse.command(
-            refreshSql("month"),
-            { pixel: pixelId, version: state.version, month: m },
-            FOREGROUND,
-          );
+          const params = { pixel: pixelId, version: state.version, month: m };
+          await this.warehouse.command(refreshSql("month"), params, FOREGROUND);
+          await this.warehouse.command(orderFactsRefreshSql("month"), params, FOREGROUND);
         }
       } else {
-        await this.warehouse.command(
-          refreshSql("since"),
-          { pixel: pixelId, version: state.version, since: state.since },
-          FOREGROUND,
-        );
+        const params = { pixel: pixelId, version: state.version, since: state.since };
+        await this.warehouse.command(refreshSql("since"), params, FOREGROUND);
+        await this.warehouse.command(orderFactsRefreshSql("since"), params, FOREGROUND);
       }
       // Written after the rows: a crash in between leaves the old watermark, and the next round
       // rebuilds the same conversions again.

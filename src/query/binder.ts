@@ -9,7 +9,8 @@ export type ParamType =
   | "Date"
   | "DateTime64(3, 'UTC')"
   | "Array(String)"
-  | "Array(Float64)";
+  | "Array(Float64)"
+  | "Array(DateTime64(3, 'UTC'))";
 
 /**
  * The one place values become bound parameters: `bind` returns a `{pN:Type}` placeholder and keeps

@@ -22,7 +22,7 @@ import { emitAttribution } from "./sources/attribution.js";
 import { emitCohorts } from "./sources/cohorts.js";
 import type { EmitContext } from "./sources/context.js";
 import { emitEntityPage } from "./sources/entities.js";
-import { emitFactSource } from "./sources/facts.js";
+import { emitFactSource, ordersRollupServes } from "./sources/facts.js";
 import { type Bucket, buckets, type Granularity, type Instants } from "./time.js";
 
 /**
@@ -39,9 +39,10 @@ export interface Statement {
   /**
    * The same statement answered from the derived tables where they are current (docs/derived-tables.md):
    * the same rows, so the service may run either. `freshParam` names the parameter the service sets to
-   * the stored ids with rows past the watermark (bound to [] here).
+   * what is past the watermark (bound to [] here): the stored ids of identities (`ids`), or the hours
+   * with order rows (`hours`).
    */
-  derived?: { sql: string; params: Params; freshParam: string };
+  derived?: { sql: string; params: Params; freshParam: string; fresh: "ids" | "hours" };
 }
 
 /**
@@ -64,9 +65,12 @@ export function attributionStatement(
     period,
     sql,
     params: raw.params,
-    derived: { sql: derivedSql, params: d.params, freshParam: fresh.slice(1, fresh.indexOf(":")) },
+    derived: { sql: derivedSql, params: d.params, freshParam: paramName(fresh), fresh: "ids" },
   };
 }
+
+/** The name of a bound placeholder (`{p3:Array(String)}` → `p3`). */
+const paramName = (placeholder: string) => placeholder.slice(1, placeholder.indexOf(":"));
 
 /** The plan of a query: plain, serializable; the service runs the statements and shapes rows. */
 export interface QueryPlan {
@@ -150,7 +154,19 @@ export function planGeneral(r: ResolvedGeneral): QueryPlan {
       }
       const binder = new Binder();
       const sql = emitFactSource(part.source, part.names, ctx(binder), printFilter(part.where, binder));
-      statements.push({ source: part.source, period, sql, params: binder.params });
+      const statement: Statement = { source: part.source, period, sql, params: binder.params };
+      if (ordersRollupServes(part.source, part.names, ctx(binder), part.where !== undefined)) {
+        const d = new Binder();
+        const freshHours = d.bind([], "Array(DateTime64(3, 'UTC'))");
+        const derivedSql = emitFactSource(part.source, part.names, ctx(d), "1", { freshHours });
+        statement.derived = {
+          sql: derivedSql,
+          params: d.params,
+          freshParam: paramName(freshHours),
+          fresh: "hours",
+        };
+      }
+      statements.push(statement);
     }
   }
   return {

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { DEFAULT_ORDER_SETTINGS, orderSettingsSchema } from "../accounts/schemas.js";
+import type { Fresh } from "../derived/fresh-ids.js";
 import type { Logger } from "../log.js";
 import type { DataVersions } from "../shared/data-version.js";
 import type { KvStore } from "../stores/kv/port.js";
@@ -83,10 +84,10 @@ export class QueryService {
       /** How long an account's timezone and order settings are reused in process (0: read each time). */
       accountCacheMs?: number;
       /**
-       * Statements with a derived form run it (docs/derived-tables.md), given the stored ids to read
-       * raw for a pixel at a data version (null: read everything raw). Absent: raw data only.
+       * Statements with a derived form run it (docs/derived-tables.md), given what to read raw for a
+       * pixel at a data version (a null set: that kind is read raw). Absent: raw data only.
        */
-      freshIds?: (pixelId: string, version: string) => Promise<string[] | null>;
+      fresh?: (pixelId: string, version: string) => Promise<Fresh>;
       /** Where statements run (side by side); absent: on the warehouse itself. */
       readers?: StatementReaders;
     },
@@ -223,26 +224,27 @@ export class QueryService {
   }
 
   /**
-   * The stored ids to read raw when statements run their derived form; null: run them raw. A failure
-   * to tell what is fresh costs speed, not the answer: everything is read raw.
+   * What to read raw when statements run their derived form; null: run them raw. A failure to tell
+   * what is fresh costs speed, not the answer: everything is read raw.
    */
   private async freshIds(
     statements: readonly Statement[],
     opts: RunOptions,
     pixelId: string,
     version: string,
-  ): Promise<string[] | null> {
-    if (!this.deps.freshIds || opts.derived === false || !statements.some((s) => s.derived)) return null;
-    return this.deps.freshIds(pixelId, version).catch((err: unknown) => {
-      this.deps.log.warn({ err, pixelId }, "fresh ids not read; answering from raw data");
+  ): Promise<Fresh | null> {
+    if (!this.deps.fresh || opts.derived === false || !statements.some((s) => s.derived)) return null;
+    return this.deps.fresh(pixelId, version).catch((err: unknown) => {
+      this.deps.log.warn({ err, pixelId }, "fresh rows not read; answering from raw data");
       return null;
     });
   }
 
-  /** A statement's derived form when there are fresh ids to bind, else the statement as planned. */
-  private runStatement(statement: Statement, fresh: string[] | null): Promise<Record<string, unknown>[]> {
+  /** A statement's derived form when its fresh set is known, else the statement as planned. */
+  private runStatement(statement: Statement, fresh: Fresh | null): Promise<Record<string, unknown>[]> {
     const d = statement.derived;
-    const run = d && fresh ? { sql: d.sql, params: { ...d.params, [d.freshParam]: fresh } } : statement;
+    const set = d && fresh ? fresh[d.fresh] : null;
+    const run = d && set ? { sql: d.sql, params: { ...d.params, [d.freshParam]: set } } : statement;
     return this.reader.query<Record<string, unknown>>(run.sql, run.params);
   }
 

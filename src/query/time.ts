@@ -1,5 +1,5 @@
 import { addDays, addMonths, addYears, format, isValid, parseISO } from "date-fns";
-import { formatInTimeZone, fromZonedTime } from "date-fns-tz";
+import { formatInTimeZone, fromZonedTime, getTimezoneOffset } from "date-fns-tz";
 import { BadRequestError } from "../errors.js";
 import { addDays as addCalendarDays } from "../shared/days.js";
 
@@ -78,6 +78,19 @@ export function resolveRange(
     start: localMidnight(startDate, tz),
     end: localMidnight(addCalendarDays(endDate, 1), tz),
   };
+}
+
+/**
+ * Whether the timezone's offset from UTC is a whole number of hours all through the range, so every
+ * local bucket and the range itself are unions of whole UTC hours. False for zones such as
+ * Asia/Kolkata (+05:30). Read weekly and at the end: a zone keeps a half-hour offset for months.
+ */
+export function wholeHourOffsets(tz: string, range: Pick<Instants, "start" | "end">): boolean {
+  const end = range.end.getTime();
+  for (let t = range.start.getTime(); ; t = Math.min(t + 7 * 86_400_000, end)) {
+    if (getTimezoneOffset(tz, new Date(t)) % 3_600_000 !== 0) return false;
+    if (t >= end) return true;
+  }
 }
 
 const iso = (d: Date, tz: string) => formatInTimeZone(d, tz, "yyyy-MM-dd'T'HH:mm:ssXXX");

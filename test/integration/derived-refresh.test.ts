@@ -90,6 +90,118 @@ describe("DerivedWorker", () => {
     expect(await worker.lag()).toEqual({ pixels: 0, seconds: 0 });
   });
 
+  it("order facts per hour: an incremental refresh equals a build from scratch through a status change, a moved order and an emptied group", async () => {
+    const facts = async () =>
+      (
+        await wh.store.query<{
+          h: string;
+          cur: string;
+          st: string;
+          n: string;
+          total: string;
+          customers: string;
+        }>(
+          `SELECT toString(f.hour) AS h, toString(f.currency) AS cur, toString(f.financial_status) AS st,
+             toString(any(f.orders)) AS n, toString(any(f.total_price)) AS total, toString(uniqExactMerge(f.customers)) AS customers
+           FROM order_facts_hourly AS f FINAL WHERE f.pixel_id = 'fx' AND f.orders > 0
+           GROUP BY h, cur, st ORDER BY h, cur, st`,
+        )
+      ).map((r) => ({
+        hour: r.h,
+        currency: r.cur,
+        status: r.st,
+        orders: r.n,
+        total: r.total,
+        customers: r.customers,
+      }));
+    const o = (id: string, at: string, total: string, extra: Record<string, unknown> = {}) => ({
+      pixel_id: "fx",
+      order_id: id,
+      created_at: at,
+      currency: "USD",
+      total_price: total,
+      financial_status: "paid",
+      customer_id: "c1",
+      canonical_id: "v1",
+      version: 1,
+      is_deleted: 0,
+      ...extra,
+    });
+    await wh.store.insert("orders", [
+      o("o1", "2026-03-01 10:15:00.000", "10.00"),
+      o("o2", "2026-03-01 10:45:00.000", "5.50"),
+      o("o3", "2026-03-01 11:30:00.000", "7.00", {
+        currency: "EUR",
+        financial_status: "pending",
+        customer_id: "c2",
+      }),
+    ]);
+    await worker.runOnce(0);
+    expect(await facts()).toEqual([
+      {
+        hour: "2026-03-01 10:00:00.000",
+        currency: "USD",
+        status: "paid",
+        orders: "2",
+        total: "15.5",
+        customers: "1",
+      },
+      {
+        hour: "2026-03-01 11:00:00.000",
+        currency: "EUR",
+        status: "pending",
+        orders: "1",
+        total: "7",
+        customers: "1",
+      },
+    ]);
+
+    // o3 paid now; o2 moved to April (the sync's tombstone hides it in March, one version below the new row).
+    await wh.store.insert("orders", [
+      o("o3", "2026-03-01 11:30:00.000", "7.00", { currency: "EUR", customer_id: "c2", version: 2 }),
+      o("o2", "2026-03-01 10:45:00.000", "0", { version: 2, is_deleted: 1 }),
+      o("o2", "2026-04-02 09:10:00.000", "5.50", { version: 3 }),
+    ]);
+    expect((await worker.runOnce(0)).map((r) => [r.pixelId, r.full])).toEqual([["fx", false]]);
+    const incremental = await facts();
+    expect(incremental).toEqual([
+      {
+        hour: "2026-03-01 10:00:00.000",
+        currency: "USD",
+        status: "paid",
+        orders: "1",
+        total: "10",
+        customers: "1",
+      },
+      {
+        hour: "2026-03-01 11:00:00.000",
+        currency: "EUR",
+        status: "paid",
+        orders: "1",
+        total: "7",
+        customers: "1",
+      },
+      {
+        hour: "2026-04-02 09:00:00.000",
+        currency: "USD",
+        status: "paid",
+        orders: "1",
+        total: "5.5",
+        customers: "1",
+      },
+    ]);
+    // The emptied group is written again with nothing in it, so its old sums never come back.
+    const emptied = await wh.store.query<{ n: string }>(
+      "SELECT toString(orders) AS n FROM order_facts_hourly FINAL WHERE pixel_id = 'fx' AND financial_status = 'pending'",
+    );
+    expect(emptied).toEqual([{ n: "0" }]);
+
+    await wh.store.command("TRUNCATE TABLE order_facts_hourly");
+    await wh.store.command("TRUNCATE TABLE derived_watermarks");
+    expect((await worker.runOnce(0)).every((r) => r.full)).toBe(true);
+    expect(await facts()).toEqual(incremental);
+  });
+
   it("a watermark set with no margin is checked again once the margin has passed: a row stamped before it but stored after the refresh is covered", async () => {
     const margin = 300;
     const careful = new DerivedWorker(wh.store, {

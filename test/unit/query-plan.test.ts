@@ -14,6 +14,7 @@ import { MEASURES } from "../../src/query/measures.js";
 import { planAttributionQuery, planGeneralQuery, type QueryPlan } from "../../src/query/plan.js";
 import type { QueryEnvironment } from "../../src/query/resolve.js";
 import { attributionQuerySchema, generalQuerySchema } from "../../src/query/schemas.js";
+import { wholeHourOffsets } from "../../src/query/time.js";
 
 const ENV: QueryEnvironment = {
   accountTimezone: "Europe/Berlin",
@@ -349,5 +350,83 @@ describe("identifiers only from the catalog", () => {
         expect(plan.statements[0]!.sql, `${f.field} ${op}`).toContain(FIELD_BY_NAME.get(f.field)!.column);
       }
     }
+  });
+});
+
+describe("the hourly order rollup form", () => {
+  const ordersStatement = (body: Record<string, unknown>, env: QueryEnvironment = ENV) =>
+    planGeneralQuery(
+      general({ dateRange: { start: "2026-03-01", end: "2026-03-07" }, timezone: "UTC", ...body }),
+      env,
+    ).statements.find((s) => s.source === "orders");
+
+  it("is planned for orders sums and distinct customers, with the fresh hours as a parameter", () => {
+    const s = ordersStatement({ measures: ["orders.count", "orders.aov", "customers.count"] });
+    expect(s?.derived?.fresh).toBe("hours");
+    expect(s?.derived?.sql).toContain("FROM order_facts_hourly FINAL");
+    expect(s?.derived?.params[s.derived.freshParam]).toEqual([]);
+    // Whole-hour zones, DST changes included.
+    expect(
+      ordersStatement({ measures: ["orders.count"], timezone: "America/New_York" })?.derived,
+    ).toBeDefined();
+  });
+
+  it("is not planned where the rollup cannot answer exactly", () => {
+    const refused: Record<string, unknown>[] = [
+      { measures: ["orders.units"] },
+      { measures: ["customers.new"] },
+      { measures: ["orders.count"], dimensions: ["orders.country"] },
+      { measures: ["orders.count"], filters: { field: "orders.currency", op: "equals", value: "EUR" } },
+      { measures: ["orders.count"], timezone: "Asia/Kolkata" },
+      {
+        measures: ["orders.count"],
+        orderSettings: {
+          exclusionFilters: [
+            {
+              id: "7d4c2a10-0000-4000-8000-000000000001",
+              name: "no POS",
+              enabled: true,
+              conditionGroups: [
+                {
+                  id: "7d4c2a10-0000-4000-8000-000000000002",
+                  logic: "and",
+                  conditions: [
+                    {
+                      id: "7d4c2a10-0000-4000-8000-000000000003",
+                      field: "sourceName",
+                      operator: "equals",
+                      value: "pos",
+                    },
+                  ],
+                },
+              ],
+              createdAt: "2026-01-01T00:00:00Z",
+              updatedAt: "2026-01-01T00:00:00Z",
+            },
+          ],
+        },
+      },
+    ];
+    for (const body of refused) expect(ordersStatement(body)?.derived, JSON.stringify(body)).toBeUndefined();
+  });
+});
+
+describe("wholeHourOffsets", () => {
+  const range = (start: string, end: string) => ({ start: new Date(start), end: new Date(end) });
+  it("is true where every local hour is a UTC hour, false for half-hour zones", () => {
+    expect(wholeHourOffsets("UTC", range("2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z"))).toBe(true);
+    expect(wholeHourOffsets("Europe/Berlin", range("2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z"))).toBe(
+      true,
+    );
+    expect(wholeHourOffsets("Asia/Kolkata", range("2026-03-01T00:00:00Z", "2026-03-02T00:00:00Z"))).toBe(
+      false,
+    );
+    // +10:30 in the southern winter only.
+    expect(
+      wholeHourOffsets("Australia/Lord_Howe", range("2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z")),
+    ).toBe(true);
+    expect(
+      wholeHourOffsets("Australia/Lord_Howe", range("2026-01-01T00:00:00Z", "2026-12-01T00:00:00Z")),
+    ).toBe(false);
   });
 });

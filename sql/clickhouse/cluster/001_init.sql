@@ -206,6 +206,28 @@ ORDER BY (pixel_id, name);
 CREATE TABLE IF NOT EXISTS derived_watermarks ON CLUSTER '{cluster}' AS derived_watermarks_local
 ENGINE = Distributed('{cluster}', currentDatabase(), derived_watermarks_local, cityHash64(pixel_id));
 
+-- order_facts_hourly: hourly rollups of order facts, kept by the derived-tables worker.
+CREATE TABLE IF NOT EXISTS order_facts_hourly_local ON CLUSTER '{cluster}' (
+  pixel_id          LowCardinality(String),
+  hour              DateTime64(3, 'UTC'),
+  currency          LowCardinality(String),
+  financial_status  LowCardinality(String),
+  built_version     UInt64,
+  orders            UInt64,
+  total_price       Decimal(38, 4),
+  subtotal_price    Decimal(38, 4),
+  total_shipping    Decimal(38, 4),
+  total_tax         Decimal(38, 4),
+  total_discounts   Decimal(38, 4),
+  customers         AggregateFunction(uniqExact, String)
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/order_facts_hourly_local', '{replica}', built_version)
+PARTITION BY toYYYYMM(hour)
+ORDER BY (pixel_id, hour, currency, financial_status);
+
+CREATE TABLE IF NOT EXISTS order_facts_hourly ON CLUSTER '{cluster}' AS order_facts_hourly_local
+ENGINE = Distributed('{cluster}', currentDatabase(), order_facts_hourly_local, cityHash64(pixel_id));
+
 -- order_lines: lines of an order version.
 CREATE TABLE IF NOT EXISTS order_lines_local ON CLUSTER '{cluster}' (
   pixel_id     LowCardinality(String),

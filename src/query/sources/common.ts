@@ -1,5 +1,6 @@
 import type { OrderSettings } from "../../accounts/schemas.js";
 import { BadRequestError } from "../../errors.js";
+import { customerKeySql } from "../../shared/customer-key.js";
 import type { Binder } from "../binder.js";
 import { compileFilter } from "../filters/compile.js";
 import { FIELD_BY_NAME } from "../filters/fields.js";
@@ -70,8 +71,7 @@ export function countedOrdersCte(
   numbering: boolean,
   only?: { created: { start: string; end: string } } | { refunded: { start: string; end: string } },
 ): string {
-  const key =
-    "if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id)))";
+  const key = customerKeySql("o");
   const numberCols = numbering
     ? `, row_number() OVER (PARTITION BY customer_key ORDER BY o.created_at, o.order_id) AS customer_order_number,
        customer_order_number > 1 AS is_returning`

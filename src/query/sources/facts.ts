@@ -1,9 +1,11 @@
+import { ORDER_FACT_AMOUNTS, ORDER_FACTS } from "../../derived/order-facts.js";
 import { hopsCte } from "../../identity/links-sql.js";
+import { customerKeySql } from "../../shared/customer-key.js";
 import type { Binder } from "../binder.js";
 import { FIELD_BY_NAME } from "../filters/fields.js";
 import type { SourceName } from "../measures.js";
-import { bucketKeySql } from "../time.js";
-import { countedOrdersCte, fxCtes, fxJoin, groupBy, totalsColumn } from "./common.js";
+import { bucketKeySql, wholeHourOffsets } from "../time.js";
+import { countedOrdersCte, countedPredicate, fxCtes, fxJoin, groupBy, totalsColumn } from "./common.js";
 import type { EmitContext } from "./context.js";
 
 /**
@@ -25,11 +27,19 @@ interface FactSource {
  * distinct `key` values (where `when` holds).
  */
 type Base =
-  | { kind: "money"; amount: string; when?: string }
+  | { kind: "money"; amount: string; when?: string; exact?: true }
   | { kind: "sum"; agg: string }
-  | { kind: "distinct"; key: string; when?: string };
+  | { kind: "distinct"; key: string; when?: string }
+  | { kind: "state"; col: string };
 
 const money = (amount: string, when?: string): Base => ({ kind: "money", amount, ...(when ? { when } : {}) });
+/**
+ * A Decimal amount summed exactly and converted to a float once per day and currency: the same value
+ * whether the sum runs over orders or over the hourly rollup's exact sums.
+ */
+const exactMoney = (amount: string): Base => ({ kind: "money", amount, exact: true });
+/** Distinct values already held as `uniqExact` states (the rollup's customers per hour). */
+const state = (col: string): Base => ({ kind: "state", col });
 const additive = (agg: string): Base => ({ kind: "sum", agg });
 const distinct = (key: string, when?: string): Base => ({ kind: "distinct", key, ...(when ? { when } : {}) });
 
@@ -92,11 +102,11 @@ WHERE o.created_at >= ${p.start} AND o.created_at < ${p.end} AND ${where}`;
     },
     bases: {
       orders_count: additive("count()"),
-      orders_total: money("r.total_price"),
-      orders_subtotal: money("r.subtotal_price"),
-      orders_discounts: money("r.total_discounts"),
-      orders_shipping: money("r.total_shipping"),
-      orders_tax: money("r.total_tax"),
+      orders_total: exactMoney("r.total_price"),
+      orders_subtotal: exactMoney("r.subtotal_price"),
+      orders_discounts: exactMoney("r.total_discounts"),
+      orders_shipping: exactMoney("r.total_shipping"),
+      orders_tax: exactMoney("r.total_tax"),
       orders_units: additive("sum(r.units)"),
       orders_first: additive("countIf(r.customer_order_number = 1)"),
       customers_unique: distinct("r.customer_key"),
@@ -189,6 +199,75 @@ WHERE ${where}`,
 
 export type FactSourceName = keyof typeof FACTS;
 
+const HOUR = "toDateTime64(toStartOfHour(created_at), 3, 'UTC')";
+
+/**
+ * The orders source answered from `order_facts_hourly` (docs/derived-tables.md): the rollup's hours of
+ * the range but the fresh ones (`fresh`: hours with an order row past the watermark), and those from
+ * raw orders summed the same way. Which orders count is decided here, on the groups' status, as `co`
+ * decides it on each order.
+ */
+function ordersRollup(fresh: string): FactSource {
+  const amounts = ORDER_FACT_AMOUNTS.join(", ");
+  return {
+    ctes: () => [],
+    rows: (ctx, p) => `SELECT o.hour AS ts, o.currency AS cur, toDate(o.hour) AS fx_day, toUInt8(1) AS fx_k,
+  o.orders AS n, ${ORDER_FACT_AMOUNTS.map((a) => `o.${a}`).join(", ")}, o.customers
+FROM (
+  SELECT hour, currency, financial_status, orders, ${amounts}, customers
+  FROM ${ORDER_FACTS} FINAL
+  WHERE pixel_id = ${p.pixel} AND hour >= ${p.start} AND hour < ${p.end} AND hour NOT IN ${fresh}
+  UNION ALL
+  SELECT ${HOUR} AS hour, currency, financial_status, count() AS orders,
+    ${ORDER_FACT_AMOUNTS.map((a) => `sum(${a}) AS ${a}`).join(", ")}, uniqExactState(${customerKeySql("r")}) AS customers
+  FROM (
+    SELECT order_id, created_at, currency, financial_status, ${amounts}, customer_id, customer_email_hash
+    FROM orders FINAL
+    WHERE pixel_id = ${p.pixel} AND created_at >= greatest(${p.start}, arrayMin(${fresh})) AND created_at < ${p.end}
+      AND created_at < arrayMax(${fresh}) + toIntervalHour(1)
+  ) AS r
+  WHERE ${HOUR} IN ${fresh}
+  GROUP BY hour, currency, financial_status
+) AS o
+WHERE o.orders > 0 AND ${countedPredicate(ctx.orderSettings, ctx.binder, ctx.timezone)}`,
+    bases: {
+      orders_count: additive("sum(r.n)"),
+      orders_total: exactMoney("r.total_price"),
+      orders_subtotal: exactMoney("r.subtotal_price"),
+      orders_discounts: exactMoney("r.total_discounts"),
+      orders_shipping: exactMoney("r.total_shipping"),
+      orders_tax: exactMoney("r.total_tax"),
+      customers_unique: state("r.customers"),
+    },
+  };
+}
+
+/** The orders bases the hourly rollup holds. */
+const ROLLUP_BASES = new Set(Object.keys(ordersRollup("").bases));
+
+/**
+ * Whether the hourly rollup answers a statement exactly: orders bases it holds, no filter or
+ * dimension (the rollup keeps neither), no exclusion filter in the order settings (they can test any
+ * order field), and a timezone whose offset is whole hours over the range (every local bucket is then
+ * a union of UTC hours).
+ */
+export function ordersRollupServes(
+  source: FactSourceName,
+  bases: readonly string[],
+  ctx: Omit<EmitContext, "binder">,
+  filtered: boolean,
+): boolean {
+  return (
+    source === "orders" &&
+    !filtered &&
+    ctx.dimensions.length === 0 &&
+    !ctx.needsCustomerNumbering &&
+    bases.every((b) => ROLLUP_BASES.has(b)) &&
+    !ctx.orderSettings.exclusionFilters.some((f) => f.enabled && f.conditionGroups.length > 0) &&
+    wholeHourOffsets(ctx.timezone, ctx.range)
+  );
+}
+
 /** Dimension columns `d0…` selected in a row subquery, from the catalog's column expressions. */
 export function dimensionColumns(dimensions: readonly string[]): string {
   return dimensions.map((d, i) => `, toString(${FIELD_BY_NAME.get(d)!.column}) AS d${i}`).join("");
@@ -205,9 +284,10 @@ export function emitFactSource(
   bases: readonly string[],
   ctx: EmitContext,
   where: string,
+  rollup?: { freshHours: string },
 ): string {
   const p = placeholders(ctx);
-  const fact = FACTS[source];
+  const fact = rollup ? ordersRollup(rollup.freshHours) : FACTS[source];
   const chosen = bases.map((name) => [name, fact.bases[name]!] as const);
   const converts = chosen.some(([, b]) => b.kind === "money");
   const dimKeys = ctx.dimensions.map((_, i) => `d${i}`);
@@ -259,6 +339,7 @@ ${groupBy(ctx.granularity, dimKeys)}`;
 /** A base over the rows in one pass (no money to convert). */
 function whole(b: Base): string {
   if (b.kind === "sum") return `toFloat64(${b.agg})`;
+  if (b.kind === "state") return `toFloat64(uniqExactMerge(${b.col}))`;
   if (b.kind === "distinct")
     return `toFloat64(${b.when ? `uniqExactIf(${b.key}, ${b.when})` : `uniqExact(${b.key})`})`;
   throw new Error("money is converted per day and currency");
@@ -266,9 +347,11 @@ function whole(b: Base): string {
 
 /** A base summed per bucket, dimension values, currency and day. */
 function partial(b: Base): string {
+  if (b.kind === "money" && b.exact) return `toFloat64(sum(${b.amount}))`;
   if (b.kind === "money")
     return b.when ? `sumIf(toFloat64(${b.amount}), ${b.when})` : `sum(toFloat64(${b.amount}))`;
   if (b.kind === "sum") return b.agg;
+  if (b.kind === "state") return `uniqExactMergeState(${b.col})`;
   return b.when ? `uniqExactStateIf(${b.key}, ${b.when})` : `uniqExactState(${b.key})`;
 }
 

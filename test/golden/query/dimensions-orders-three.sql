@@ -20,7 +20,7 @@ SELECT q.bucket AS bucket,
   minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
   grouping(bucket) AS is_total
 FROM (
-  SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket, r.d0 AS d0, r.d1 AS d1, r.d2 AS d2, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, sum(toFloat64(r.total_price)) AS orders_total, count() AS orders_count
+  SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket, r.d0 AS d0, r.d1 AS d1, r.d2 AS d2, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, toFloat64(sum(r.total_price)) AS orders_total, count() AS orders_count
   FROM (SELECT o.created_at AS ts, o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k, toString(o.country) AS d0, toString(o.source_name) AS d1, toString(o.is_returning) AS d2,
   o.total_price, o.subtotal_price, o.total_discounts, o.total_shipping, o.total_tax, o.customer_key,
   o.customer_order_number

@@ -1,0 +1,90 @@
+/**
+ * sql/clickhouse/004_order_facts_hourly.sql on a store whose derived tables were current at 003.
+ * Worked example: order o1 (USD 12.50, 03-02 10:20) is stored and conversion_touches is current (a
+ * watermark past every row). The migration creates the rollup and clears the watermarks, so the worker's next round
+ * is a full build of both tables: the rollup then holds hour 03-02 10:00 with one order of 12.50. A run
+ * interrupted after the first statement is finished by the next one.
+ */
+import { cpSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { DerivedWorker } from "../../src/derived/worker.js";
+import { migrate, SQL_DIR } from "../../src/stores/migrations.js";
+import type { SqlStore } from "../../src/stores/sql/port.js";
+import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
+import { type Opened, openChdb, openPglite, tempDir } from "../helpers/stores.js";
+
+let wh: Opened<WarehouseStore>;
+let sql: Opened<SqlStore>;
+let worker: DerivedWorker;
+const before = tempDir("pixelhouse-sql-003-");
+beforeAll(async () => {
+  wh = await openChdb();
+  sql = await openPglite();
+  cpSync(join(SQL_DIR, "postgres"), join(before.path, "postgres"), { recursive: true });
+  mkdirSync(join(before.path, "clickhouse"));
+  for (const f of ["001_init.sql", "002_orders_by_month.sql", "003_derived_conversion_touches.sql"])
+    cpSync(join(SQL_DIR, "clickhouse", f), join(before.path, "clickhouse", f));
+  worker = new DerivedWorker(wh.store, { marginMs: 0, exclusive: (key, fn) => sql.store.exclusive(key, fn) });
+});
+afterAll(async () => {
+  await wh.close();
+  await sql.close();
+  before.remove();
+});
+
+beforeEach(async () => {
+  const tables = await wh.store.query<{ name: string }>(
+    "SELECT name FROM system.tables WHERE database = currentDatabase()",
+  );
+  for (const t of tables) await wh.store.command(`DROP TABLE IF EXISTS ${t.name}`);
+  await sql.store.exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public;");
+  await migrate(sql.store, wh.store, {
+    sqlDir: join(before.path, "postgres"),
+    warehouseDir: join(before.path, "clickhouse"),
+  });
+  await wh.store.insert("orders", [
+    {
+      pixel_id: "px",
+      order_id: "o1",
+      created_at: "2026-03-02 10:20:00.000",
+      currency: "USD",
+      total_price: "12.50",
+      financial_status: "paid",
+      version: 1,
+    },
+  ]);
+  // As the worker of 003 left it: the pixel's conversion_touches current up to now.
+  await wh.store.insert("derived_watermarks", [
+    { pixel_id: "px", name: "conversion_touches", watermark: "2100-01-01 00:00:00.000" },
+  ]);
+});
+
+const watermarks = async () =>
+  (await wh.store.query<{ n: string }>("SELECT toString(count()) AS n FROM derived_watermarks"))[0]!.n;
+const hours = () =>
+  wh.store.query<{ hour: string; n: string; total: string }>(
+    `SELECT toString(f.hour) AS hour, toString(f.orders) AS n, toString(f.total_price) AS total
+     FROM order_facts_hourly AS f FINAL WHERE f.pixel_id = 'px' AND f.orders > 0`,
+  );
+
+describe("004_order_facts_hourly.sql", () => {
+  it("creates the rollup and clears the watermarks, so the next round builds it", async () => {
+    expect(await watermarks()).toBe("1");
+    const report = await migrate(sql.store, wh.store);
+    expect(report.warehouse).toEqual(["004_order_facts_hourly"]);
+    expect(await watermarks()).toBe("0");
+    expect(await worker.runOnce(0)).toMatchObject([{ pixelId: "px", full: true }]);
+    expect(await hours()).toEqual([{ hour: "2026-03-02 10:00:00.000", n: "1", total: "12.5" }]);
+    // Applied once: a later start keeps the watermark.
+    expect((await migrate(sql.store, wh.store)).warehouse).toEqual([]);
+    expect(await watermarks()).toBe("1");
+  });
+
+  it("finishes a run interrupted after the watermarks were cleared", async () => {
+    await wh.store.command("TRUNCATE TABLE IF EXISTS derived_watermarks");
+    await migrate(sql.store, wh.store);
+    expect(await worker.runOnce(0)).toMatchObject([{ pixelId: "px", full: true }]);
+    expect(await hours()).toEqual([{ hour: "2026-03-02 10:00:00.000", n: "1", total: "12.5" }]);
+  });
+});
