@@ -110,23 +110,29 @@ export function watermarkSql(pixelParam: string): string {
 export const MAX_FRESH_IDS = 2_000;
 
 /**
- * Every stored id whose identity has a row past the pixel's watermark (at most MAX_FRESH_IDS + 1 of
- * them): the conversions of these identities are answered from raw touches.
+ * The stored ids on rows ingested after `{since}` (at most MAX_FRESH_IDS + 1): the first step of
+ * finding what a query reads raw. A scan of `ingested_at`, whose min-max index skips the older parts.
+ */
+export function freshSeenSql(): string {
+  return `SELECT groupUniqArray(${MAX_FRESH_IDS + 1})(id) AS seen FROM (
+  ${changeFeed("canonical_id AS id", `pixel_id = ${PIXEL} AND ingested_at > {since:DateTime64(3, 'UTC')}`)}
+) WHERE id != ''`;
+}
+
+/**
+ * Every stored id whose identity is one of `{seen:Array(String)}`'s (at most MAX_FRESH_IDS + 1): the
+ * conversions of these identities are answered from raw touches.
  */
 export function freshIdsSql(): string {
   // A superset is exact too (more conversions read raw): so no pass over every merge of the pixel,
   // only look-ups by the sort key. Every stored id resolves in one hop, and the current hop of an id
   // is one of its links, so the ids whose links name a resolved identity include every id that
   // resolves to it now.
-  const since = watermarkSql(PIXEL);
-  return `WITH seen AS (
-  ${changeFeed("canonical_id AS id", `pixel_id = ${PIXEL} AND ingested_at > ${since}`)}
-),
-resolved AS (
-  SELECT id FROM seen
+  return `WITH resolved AS (
+  SELECT arrayJoin({seen:Array(String)}) AS id
   UNION ALL
   SELECT argMax(canonical_id, version) AS id FROM identity_links
-  WHERE pixel_id = ${PIXEL} AND alias_type = 'canonical' AND alias_value IN (SELECT id FROM seen)
+  WHERE pixel_id = ${PIXEL} AND alias_type = 'canonical' AND alias_value IN {seen:Array(String)}
   GROUP BY alias_value
 )
 SELECT groupUniqArray(${MAX_FRESH_IDS + 1})(id) AS ids FROM (

@@ -1,6 +1,12 @@
 import { LRUCache } from "lru-cache";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
-import { freshIdsSql, MAX_FRESH_IDS, watermarkSql } from "./conversion-touches.js";
+import {
+  BEFORE_EVERYTHING,
+  freshIdsSql,
+  freshSeenSql,
+  MAX_FRESH_IDS,
+  watermarkSql,
+} from "./conversion-touches.js";
 import { freshHoursSql, MAX_FRESH_HOURS } from "./order-facts.js";
 
 /** What a query must read raw; null: too much of it, read everything of that kind raw. */
@@ -26,17 +32,37 @@ export class FreshIds {
     const key = `${pixelId}\u0000${version}`;
     const hit = this.kept.get(key);
     if (hit) return hit;
-    const [row] = await this.warehouse.query<{ ids: string[]; hours: string[] }>(
-      `SELECT ids, ${freshHoursSql(watermarkSql("{pixel:String}"))} AS hours FROM (${freshIdsSql()})`,
-      { pixel: pixelId },
-    );
-    const ids = row?.ids ?? [];
-    const hours = row?.hours ?? [];
-    const out: Fresh = {
-      ids: ids.length > MAX_FRESH_IDS ? null : ids,
-      hours: hours.length > MAX_FRESH_HOURS ? null : hours.sort(),
-    };
+    const out = await this.read(pixelId);
     this.kept.set(key, out);
     return out;
+  }
+
+  /**
+   * In steps, each value bound for the next: the watermark; the ids and hours on rows past it (one
+   * scan of `ingested_at` per table); and, only when there are such ids, every id resolving to the
+   * same identities. A worker that has caught up costs the first two only.
+   */
+  private async read(pixelId: string): Promise<Fresh> {
+    const [mark] = await this.warehouse.query<{ w: string }>(
+      `SELECT toString(${watermarkSql("{pixel:String}")}) AS w`,
+      { pixel: pixelId },
+    );
+    const since = mark?.w ?? BEFORE_EVERYTHING;
+    const [row] = await this.warehouse.query<{ seen: string[]; hours: string[] }>(
+      `SELECT (${freshSeenSql()}) AS seen, ${freshHoursSql("{since:DateTime64(3, 'UTC')}")} AS hours`,
+      { pixel: pixelId, since },
+    );
+    const seen = row?.seen ?? [];
+    const hours = row?.hours ?? [];
+    let ids: string[] | null = seen.length > MAX_FRESH_IDS ? null : [];
+    if (ids && seen.length > 0) {
+      const [resolved] = await this.warehouse.query<{ ids: string[] }>(freshIdsSql(), {
+        pixel: pixelId,
+        seen,
+      });
+      ids = resolved?.ids ?? [];
+      if (ids.length > MAX_FRESH_IDS) ids = null;
+    }
+    return { ids, hours: hours.length > MAX_FRESH_HOURS ? null : hours.sort() };
   }
 }
