@@ -19,7 +19,8 @@ export const ORDER_FACT_AMOUNTS = [
 ] as const;
 
 const PIXEL = "{pixel:String}";
-const HOUR = "toDateTime64(toStartOfHour(created_at), 3, 'UTC')";
+/** The UTC hour an order row was created in, as the rollup's `hour`. */
+export const HOUR = "toDateTime64(toStartOfHour(created_at), 3, 'UTC')";
 
 /**
  * The rebuild of a set of hours: `since` — every hour an order row (a version, or the tombstone left

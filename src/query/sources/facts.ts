@@ -1,4 +1,4 @@
-import { ORDER_FACT_AMOUNTS, ORDER_FACTS } from "../../derived/order-facts.js";
+import { HOUR, ORDER_FACT_AMOUNTS, ORDER_FACTS } from "../../derived/order-facts.js";
 import { hopsCte } from "../../identity/links-sql.js";
 import { customerKeySql } from "../../shared/customer-key.js";
 import type { Binder } from "../binder.js";
@@ -198,8 +198,6 @@ WHERE ${where}`,
 };
 
 export type FactSourceName = keyof typeof FACTS;
-
-const HOUR = "toDateTime64(toStartOfHour(created_at), 3, 'UTC')";
 
 /**
  * The orders source answered from `order_facts_hourly` (docs/derived-tables.md): the rollup's hours of
