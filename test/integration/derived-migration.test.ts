@@ -5,25 +5,22 @@
  * afterwards gets the time of its insert, and the derived tables exist. A run interrupted after any
  * statement is finished by the next one, with the same result.
  */
-import { cpSync, mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrate, parseScript, SQL_DIR } from "../../src/stores/migrations.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
 import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
-import { type Opened, openChdb, openPglite, tempDir } from "../helpers/stores.js";
+import { schemaBefore } from "../helpers/schema-before.js";
+import { type Opened, openChdb, openPglite } from "../helpers/stores.js";
 
 const FILE = "003_derived_conversion_touches.sql";
 let wh: Opened<WarehouseStore>;
 let sql: Opened<SqlStore>;
-const before = tempDir("pixelhouse-sql-002-");
+const before = schemaBefore(["001_init.sql", "002_orders_by_month.sql"]);
 beforeAll(async () => {
   wh = await openChdb();
   sql = await openPglite();
-  cpSync(join(SQL_DIR, "postgres"), join(before.path, "postgres"), { recursive: true });
-  mkdirSync(join(before.path, "clickhouse"));
-  for (const f of ["001_init.sql", "002_orders_by_month.sql"])
-    cpSync(join(SQL_DIR, "clickhouse", f), join(before.path, "clickhouse", f));
 });
 afterAll(async () => {
   await wh.close();
@@ -32,15 +29,7 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  const tables = await wh.store.query<{ name: string }>(
-    "SELECT name FROM system.tables WHERE database = currentDatabase()",
-  );
-  for (const t of tables) await wh.store.command(`DROP TABLE IF EXISTS ${t.name}`);
-  await sql.store.exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public;");
-  await migrate(sql.store, wh.store, {
-    sqlDir: join(before.path, "postgres"),
-    warehouseDir: join(before.path, "clickhouse"),
-  });
+  await before.restart(wh.store, sql.store);
   await wh.store.insert("touchpoints", [
     {
       pixel_id: "px",

@@ -5,26 +5,25 @@
  * is a full build of both tables: the rollup then holds hour 03-02 10:00 with one order of 12.50. A run
  * interrupted after the first statement is finished by the next one.
  */
-import { cpSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DerivedWorker } from "../../src/derived/worker.js";
-import { migrate, SQL_DIR } from "../../src/stores/migrations.js";
+import { migrate } from "../../src/stores/migrations.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
 import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
-import { type Opened, openChdb, openPglite, tempDir } from "../helpers/stores.js";
+import { schemaBefore } from "../helpers/schema-before.js";
+import { type Opened, openChdb, openPglite } from "../helpers/stores.js";
 
 let wh: Opened<WarehouseStore>;
 let sql: Opened<SqlStore>;
 let worker: DerivedWorker;
-const before = tempDir("pixelhouse-sql-003-");
+const before = schemaBefore([
+  "001_init.sql",
+  "002_orders_by_month.sql",
+  "003_derived_conversion_touches.sql",
+]);
 beforeAll(async () => {
   wh = await openChdb();
   sql = await openPglite();
-  cpSync(join(SQL_DIR, "postgres"), join(before.path, "postgres"), { recursive: true });
-  mkdirSync(join(before.path, "clickhouse"));
-  for (const f of ["001_init.sql", "002_orders_by_month.sql", "003_derived_conversion_touches.sql"])
-    cpSync(join(SQL_DIR, "clickhouse", f), join(before.path, "clickhouse", f));
   worker = new DerivedWorker(wh.store, { marginMs: 0, exclusive: (key, fn) => sql.store.exclusive(key, fn) });
 });
 afterAll(async () => {
@@ -34,15 +33,7 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  const tables = await wh.store.query<{ name: string }>(
-    "SELECT name FROM system.tables WHERE database = currentDatabase()",
-  );
-  for (const t of tables) await wh.store.command(`DROP TABLE IF EXISTS ${t.name}`);
-  await sql.store.exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public;");
-  await migrate(sql.store, wh.store, {
-    sqlDir: join(before.path, "postgres"),
-    warehouseDir: join(before.path, "clickhouse"),
-  });
+  await before.restart(wh.store, sql.store);
   await wh.store.insert("orders", [
     {
       pixel_id: "px",

@@ -6,23 +6,21 @@
  * A run interrupted after any statement is finished by the next run, and a write that reached the
  * old table between the copy and the swap — even one that moved an order — is carried over.
  */
-import { cpSync, mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrate, parseScript, SQL_DIR } from "../../src/stores/migrations.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
 import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
-import { type Opened, openChdb, openPglite, tempDir } from "../helpers/stores.js";
+import { schemaBefore } from "../helpers/schema-before.js";
+import { type Opened, openChdb, openPglite } from "../helpers/stores.js";
 
 let wh: Opened<WarehouseStore>;
 let sql: Opened<SqlStore>;
-const old = tempDir("pixelhouse-sql-001-");
+const old = schemaBefore(["001_init.sql"]);
 beforeAll(async () => {
   wh = await openChdb();
   sql = await openPglite();
-  cpSync(join(SQL_DIR, "postgres"), join(old.path, "postgres"), { recursive: true });
-  mkdirSync(join(old.path, "clickhouse"));
-  cpSync(join(SQL_DIR, "clickhouse", "001_init.sql"), join(old.path, "clickhouse", "001_init.sql"));
 });
 afterAll(async () => {
   await wh.close();
@@ -42,15 +40,7 @@ const row = (id: string, createdAt: string, version: number, total = "10") => ({
 
 /** A warehouse at 001 only (orders in the old layout) with the worked example's rows. */
 beforeEach(async () => {
-  const tables = await wh.store.query<{ name: string }>(
-    "SELECT name FROM system.tables WHERE database = currentDatabase()",
-  );
-  for (const t of tables) await wh.store.command(`DROP TABLE IF EXISTS ${t.name}`);
-  await sql.store.exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public;");
-  await migrate(sql.store, wh.store, {
-    sqlDir: join(old.path, "postgres"),
-    warehouseDir: join(old.path, "clickhouse"),
-  });
+  await old.restart(wh.store, sql.store);
   await wh.store.insert("orders", [row("a", "2026-01-05", 1), row("b", "2026-02-07", 1)]);
   await wh.store.insert("orders", [row("a", "2026-03-09", 2, "12")]);
 });
@@ -90,7 +80,11 @@ const asNumbers = (rows: Awaited<ReturnType<typeof liveOrders>>) =>
 describe("002_orders_by_month", () => {
   it("keeps the latest version of every order, once, in its creation month", async () => {
     const report = await migrate(sql.store, wh.store);
-    expect(report.warehouse).toEqual(["002_orders_by_month", "003_derived_conversion_touches"]);
+    expect(report.warehouse).toEqual([
+      "002_orders_by_month",
+      "003_derived_conversion_touches",
+      "004_order_facts_hourly",
+    ]);
     expect(asNumbers(await liveOrders())).toEqual(expected);
     expect(await tableNames()).not.toContain("orders_by_month");
     const [engine] = await wh.store.query<{ partition_key: string; engine_full: string }>(

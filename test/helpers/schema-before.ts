@@ -1,0 +1,32 @@
+import { cpSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { migrate, SQL_DIR } from "../../src/stores/migrations.js";
+import type { SqlStore } from "../../src/stores/sql/port.js";
+import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
+import { tempDir } from "./stores.js";
+
+/**
+ * The schema as it stood before a warehouse migration, for tests of that migration on an existing
+ * store: every Postgres file and the named warehouse files, copied to a temp dir. `restart` empties
+ * both stores and migrates them to it.
+ */
+export function schemaBefore(warehouseFiles: readonly string[]) {
+  const dir = tempDir("pixelhouse-sql-before-");
+  cpSync(join(SQL_DIR, "postgres"), join(dir.path, "postgres"), { recursive: true });
+  mkdirSync(join(dir.path, "clickhouse"));
+  for (const f of warehouseFiles) cpSync(join(SQL_DIR, "clickhouse", f), join(dir.path, "clickhouse", f));
+  return {
+    async restart(wh: WarehouseStore, sql: SqlStore): Promise<void> {
+      const tables = await wh.query<{ name: string }>(
+        "SELECT name FROM system.tables WHERE database = currentDatabase()",
+      );
+      for (const t of tables) await wh.command(`DROP TABLE IF EXISTS ${t.name}`);
+      await sql.exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public;");
+      await migrate(sql, wh, {
+        sqlDir: join(dir.path, "postgres"),
+        warehouseDir: join(dir.path, "clickhouse"),
+      });
+    },
+    remove: () => dir.remove(),
+  };
+}
