@@ -117,7 +117,7 @@ export class QueryService {
     const plan = planCreditedOrders(resolved);
     if (opts.explain) return explained([plan.statement]);
     return this.cached(accountId, q.pixelId, plan, opts, async (version) => {
-      const fresh = await this.freshIds([plan.statement], opts, q.pixelId, version);
+      const fresh = await this.freshRows([plan.statement], opts, q.pixelId, version);
       const rowsOf = (s: Statement) => this.runStatement(s, fresh);
       return shapeCreditedOrders(plan, await rowsOf(plan.statement), async () => {
         const first = await rowsOf(planCreditedOrders(resolved, { limit: 1, offset: 0 }).statement);
@@ -214,7 +214,7 @@ export class QueryService {
     pixelId: string,
     version: string,
   ): Promise<StatementRows[]> {
-    const fresh = await this.freshIds(plan.statements, opts, pixelId, version);
+    const fresh = await this.freshRows(plan.statements, opts, pixelId, version);
     return Promise.all(
       plan.statements.map(async (statement) => ({
         statement,
@@ -227,7 +227,7 @@ export class QueryService {
    * What to read raw when statements run their derived form; null: run them raw. A failure to tell
    * what is fresh costs speed, not the answer: everything is read raw.
    */
-  private async freshIds(
+  private async freshRows(
     statements: readonly Statement[],
     opts: RunOptions,
     pixelId: string,
