@@ -219,6 +219,20 @@ export const GOLDEN_CASES: GoldenCase[] = [
       "customers.revenue_per_customer",
     ],
   }),
+  general("source-orders-rollup-counts", "orders: counts only, served by the hourly rollup without a rate", {
+    measures: ["orders.count", "customers.count"],
+    granularity: "none",
+  }),
+  general(
+    "source-orders-rollup-week",
+    "orders: sums and distinct customers per week from the hourly rollup",
+    {
+      measures: ["orders.count", "orders.aov", "orders.gross_sales", "customers.count"],
+      granularity: "week",
+      timezone: "Europe/Berlin",
+      currency: "EUR",
+    },
+  ),
   general("source-refunds", "refunds: amount and count, booked on the refund's day", {
     measures: ["orders.refunds", "orders.refund_count"],
   }),
