@@ -18,7 +18,7 @@ import {
   resolveGeneral,
 } from "./resolve.js";
 import type { AttributionQuery, CohortMeasure, GeneralQuery } from "./schemas.js";
-import { emitAttribution } from "./sources/attribution.js";
+import { type DerivedTouches, emitAttribution } from "./sources/attribution.js";
 import { emitCohorts } from "./sources/cohorts.js";
 import type { EmitContext } from "./sources/context.js";
 import { emitEntityPage } from "./sources/entities.js";
@@ -40,9 +40,16 @@ export interface Statement {
    * The same statement answered from the derived tables where they are current (docs/derived-tables.md):
    * the same rows, so the service may run either. `freshParam` names the parameter the service sets to
    * what is past the watermark (bound to [] here): the stored ids of identities (`ids`), or the hours
-   * with order rows (`hours`).
+   * with order rows (`hours`). `current`, when present, is the derived form for an empty fresh set:
+   * nothing past the watermark, so the derived tables alone, without the raw branch.
    */
-  derived?: { sql: string; params: Params; freshParam: string; fresh: "ids" | "hours" };
+  derived?: {
+    sql: string;
+    params: Params;
+    freshParam: string;
+    fresh: "ids" | "hours";
+    current?: { sql: string; params: Params };
+  };
 }
 
 /**
@@ -52,7 +59,7 @@ export interface Statement {
 export function attributionStatement(
   period: Statement["period"],
   valueSource: "orders" | "events",
-  emit: (binder: Binder, derived: { fresh: string } | undefined) => string,
+  emit: (binder: Binder, derived: DerivedTouches | undefined) => string,
 ): Statement {
   const raw = new Binder();
   const sql = emit(raw, undefined);
@@ -60,12 +67,20 @@ export function attributionStatement(
   const d = new Binder();
   const fresh = d.bind([], "Array(String)");
   const derivedSql = emit(d, { fresh });
+  const c = new Binder();
+  const currentSql = emit(c, { fresh: null });
   return {
     source: "attribution",
     period,
     sql,
     params: raw.params,
-    derived: { sql: derivedSql, params: d.params, freshParam: paramName(fresh), fresh: "ids" },
+    derived: {
+      sql: derivedSql,
+      params: d.params,
+      freshParam: paramName(fresh),
+      fresh: "ids",
+      current: { sql: currentSql, params: c.params },
+    },
   };
 }
 

@@ -244,7 +244,12 @@ export class QueryService {
   private runStatement(statement: Statement, fresh: Fresh | null): Promise<Record<string, unknown>[]> {
     const d = statement.derived;
     const set = d && fresh ? fresh[d.fresh] : null;
-    const run = d && set ? { sql: d.sql, params: { ...d.params, [d.freshParam]: set } } : statement;
+    const run =
+      d && set
+        ? set.length === 0 && d.current
+          ? d.current
+          : { sql: d.sql, params: { ...d.params, [d.freshParam]: set } }
+        : statement;
     return this.reader.query<Record<string, unknown>>(run.sql, run.params);
   }
 

@@ -436,6 +436,51 @@ describe("derived tables answer as raw data", () => {
     expect((await app.services.derivedWorker.runOnce(0)).map((r) => r.pixelId)).not.toContain(px.pixelId);
   });
 
+  it("an order whose time changed is credited once, at its new time (worked example)", async () => {
+    // o-m is stored at 29 Sep 12:00 and built; then moved to 1 Oct 12:00 and built again. The derived
+    // table now holds its touches under both times (the time is part of its sort key); only the row
+    // of the order's current time may count, or the order would be credited twice.
+    const { px, post } = await newPixel();
+    const customer = { customer: { id: "cust-m" } };
+    await loadRaw(app, px.pixelId, px, {
+      events: [
+        touch("anon-m", "2026-09-28T10:00:00Z", "utm_source=google&utm_medium=cpc", {
+          eventId: "t-m",
+          ...storeCustomer("cust-m"),
+        }),
+      ],
+      orders: [order("o-m", "2026-09-29T12:00:00Z", "USD", 100, customer)],
+    });
+    await app.services.derivedWorker.runOnce(0);
+    await loadRaw(app, px.pixelId, px, {
+      orders: [
+        order("o-m", "2026-10-01T12:00:00Z", "USD", 100, { ...customer, updatedAt: "2026-10-02T00:00:00Z" }),
+      ],
+    });
+    await app.services.derivedWorker.runOnce(0);
+    const body = {
+      dimension: "attribution.source",
+      dateRange: RANGE,
+      timezone: "UTC",
+      attributionModel: "last_click",
+      attributionWindow: 30,
+    };
+    for (const derived of [true, false]) {
+      const res = (await post(body, { path: "/db-mgmt/api/query-attribution", derived })) as {
+        status: number;
+        body: unknown;
+      };
+      const r = {
+        status: res.status,
+        body: res.body,
+        text: JSON.stringify(res.body),
+        headers: new Headers(),
+      };
+      expect({ derived, orders: sums(r, "attribution.orders") }).toEqual({ derived, orders: { google: 1 } });
+      expect(sums(r, "attribution.revenue")).toEqual({ google: 100 });
+    }
+  });
+
   it("GET /db-mgmt/api/derived/lag says how far the derived tables trail, and refuses a bad waitMs", async () => {
     const px = await app.pixelWithKey(["analytics:read"]);
     const lag = await app.call("GET", "/db-mgmt/api/derived/lag", { key: px.key, pixelId: px.pixelId });

@@ -59,17 +59,33 @@ export interface GoldenStatement {
   period: string;
   sql: string;
   params: Record<string, unknown>;
-  /** The derived-tables form of the statement before it (docs/derived-tables.md). */
-  derivedForm?: true;
+  /**
+   * A derived-tables form of the statement before it (docs/derived-tables.md): with fresh rows read
+   * raw, or (`current`) for when nothing is past the watermark.
+   */
+  derivedForm?: "fresh" | "current";
 }
 
 /** Each statement, followed by its derived-tables form when it has one: both are pinned. */
 function withDerived(
-  statements: readonly (GoldenStatement & { derived?: { sql: string; params: Record<string, unknown> } })[],
+  statements: readonly (GoldenStatement & {
+    derived?: {
+      sql: string;
+      params: Record<string, unknown>;
+      current?: { sql: string; params: Record<string, unknown> };
+    };
+  })[],
 ): GoldenStatement[] {
-  return statements.flatMap(({ derived, ...s }) =>
-    derived ? [s, { source: s.source, period: s.period, ...derived, derivedForm: true as const }] : [s],
-  );
+  return statements.flatMap(({ derived, ...s }) => {
+    if (!derived) return [s];
+    const { current, sql, params } = derived;
+    const forms: GoldenStatement[] = [
+      s,
+      { source: s.source, period: s.period, sql, params, derivedForm: "fresh" },
+    ];
+    if (current) forms.push({ source: s.source, period: s.period, ...current, derivedForm: "current" });
+    return forms;
+  });
 }
 
 const WEEK = { start: "2026-03-01", end: "2026-03-07" };
@@ -750,7 +766,7 @@ export function renderGolden(c: GoldenCase, statements: readonly GoldenStatement
     const types = placeholderTypes(s.sql);
     out.push(
       "",
-      `-- statement ${i + 1} of ${statements.length}: ${s.source}, ${s.period}${s.derivedForm ? ", from the derived tables" : ""}`,
+      `-- statement ${i + 1} of ${statements.length}: ${s.source}, ${s.period}${s.derivedForm === "fresh" ? ", from the derived tables" : s.derivedForm === "current" ? ", from the derived tables alone (nothing past the watermark)" : ""}`,
       s.sql,
       "",
       "-- parameters:",

@@ -411,6 +411,43 @@ describe("the hourly order rollup form", () => {
   });
 });
 
+describe("the conversion_touches forms of an attribution statement", () => {
+  const [statement] = planAttributionQuery(
+    attribution({
+      dimension: "attribution.source",
+      dateRange: { start: "2026-03-01", end: "2026-03-07" },
+      timezone: "UTC",
+      attributionModel: "last_click",
+      attributionWindow: 30,
+    }),
+    ENV,
+  ).statements;
+
+  it("with fresh ids read raw, and (current) the derived table alone for when there are none", () => {
+    const d = statement?.derived;
+    expect(d?.fresh).toBe("ids");
+    expect(d?.params[d.freshParam]).toEqual([]);
+    for (const cte of ["fresh_hops AS (", "rc AS (", "FROM touchpoints", "NOT IN (SELECT conv_id FROM rc)"])
+      expect(d?.sql).toContain(cte);
+    const current = d?.current;
+    expect(current?.sql).toContain("FROM conversion_touches FINAL");
+    for (const cte of ["fresh_hops", "rc AS (", "FROM touchpoints", "NOT IN"])
+      expect(current?.sql).not.toContain(cte);
+    // The same request values, bound alike in both forms.
+    expect(Object.values(current?.params ?? {})).toEqual(
+      Object.values(d?.params ?? {}).filter((v) => !(Array.isArray(v) && v.length === 0)),
+    );
+  });
+
+  it("conversions meet their credited touches on one key of id and time", () => {
+    for (const sql of [statement?.derived?.sql, statement?.derived?.current?.sql]) {
+      expect(sql).toContain(
+        "LEFT JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts)))",
+      );
+    }
+  });
+});
+
 describe("wholeHourOffsets", () => {
   const range = (start: string, end: string) => ({ start: new Date(start), end: new Date(end) });
   it("is true where every local hour is a UTC hour, false for half-hour zones", () => {

@@ -2,7 +2,7 @@
 -- POST /db-mgmt/api/query-attribution {"pixelId":"px_golden","dimension":"attribution.source","dateRange":{"start":"2026-03-01","end":"2026-03-07"},"timezone":"UTC","attributionModel":"any_click","attributionWindow":7}
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
 
--- statement 1 of 2: attribution, primary
+-- statement 1 of 3: attribution, primary
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
@@ -69,7 +69,7 @@ GROUP BY d0
 --   p7   Int64                 7
 --   p8   Int64                 7
 
--- statement 2 of 2: attribution, primary, from the derived tables
+-- statement 2 of 3: attribution, primary, from the derived tables
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p3:String}),
 co AS (
@@ -115,7 +115,7 @@ tp AS (
   WHERE d.order_id NOT IN (SELECT conv_id FROM rc) AND 1
 ),
 tagg AS (
-  SELECT t.conv_id AS conv_id, t.conv_ts AS conv_ts, countIf(t.touch_time <= t.conv_ts AND t.touch_time > subtractDays(t.conv_ts, {p9:Int64})) AS touches,
+  SELECT concat(t.conv_id, '@', toString(toUnixTimestamp64Milli(t.conv_ts))) AS conv_key, countIf(t.touch_time <= t.conv_ts AND t.touch_time > subtractDays(t.conv_ts, {p9:Int64})) AS touches,
     groupUniqArrayIf(t.tdim, t.touch_time <= t.conv_ts AND t.touch_time > subtractDays(t.conv_ts, {p9:Int64})) AS any_dims
   FROM tp AS t
   GROUP BY t.conv_id, t.conv_ts
@@ -124,7 +124,7 @@ credited AS (
   SELECT c.conv_id AS conv_id, c.ts AS ts, c.cur AS cur, c.fx_day AS fx_day, toUInt8(1) AS fx_k,
     c.value AS value, c.refunded AS refunded, c.refund_missing AS refund_missing,
     a.touches AS touches, a.any_dims AS any_dims
-  FROM conv AS c LEFT JOIN tagg AS a ON a.conv_id = c.conv_id AND a.conv_ts = c.ts
+  FROM conv AS c LEFT JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts)))
 )
 SELECT any(q.bucket) AS bucket,
   q.d0 AS d0,
@@ -153,3 +153,70 @@ GROUP BY d0
 --   p7   (not referenced)      "2026-03-07"
 --   p8   Int64                 7
 --   p9   Int64                 7
+
+-- statement 3 of 3: attribution, primary, from the derived tables alone (nothing past the watermark)
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
+co AS (
+  SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
+  FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p0:String} AND created_at >= {p3:DateTime64(3, 'UTC')} AND created_at < {p4:DateTime64(3, 'UTC')}) AS o
+  WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
+),
+conv AS (
+  SELECT o.order_id AS conv_id, o.created_at AS ts, o.canonical_id AS cid,
+    o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k,
+    toFloat64(o.total_price) AS value, ifNull(rf.refunded, 0.) AS refunded,
+    ifNull(rf.refund_missing, '') AS refund_missing
+  FROM co AS o
+  LEFT JOIN (SELECT q.order_id AS order_id, sum(toFloat64(q.amount) * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate))) AS refunded, minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS refund_missing
+    FROM (SELECT order_id, amount, currency AS cur, toDate(created_at) AS fx_day, toUInt8(1) AS fx_k
+      FROM refunds FINAL WHERE pixel_id = {p0:String}) AS q
+    ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+    ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
+    GROUP BY q.order_id) AS rf ON rf.order_id = o.order_id
+  WHERE o.created_at >= {p3:DateTime64(3, 'UTC')} AND o.created_at < {p4:DateTime64(3, 'UTC')} AND 1
+),
+tp AS (
+  SELECT d.order_id AS conv_id, d.created_at AS conv_ts, t.touch_time AS touch_time, t.event_id AS event_id, toString(t.source) AS tdim
+  FROM (SELECT * FROM conversion_touches FINAL WHERE pixel_id = {p0:String} AND created_at >= {p3:DateTime64(3, 'UTC')} AND created_at < {p4:DateTime64(3, 'UTC')}) AS d
+  ARRAY JOIN d.touches AS t
+  WHERE 1
+),
+tagg AS (
+  SELECT concat(t.conv_id, '@', toString(toUnixTimestamp64Milli(t.conv_ts))) AS conv_key, countIf(t.touch_time <= t.conv_ts AND t.touch_time > subtractDays(t.conv_ts, {p8:Int64})) AS touches,
+    groupUniqArrayIf(t.tdim, t.touch_time <= t.conv_ts AND t.touch_time > subtractDays(t.conv_ts, {p8:Int64})) AS any_dims
+  FROM tp AS t
+  GROUP BY t.conv_id, t.conv_ts
+),
+credited AS (
+  SELECT c.conv_id AS conv_id, c.ts AS ts, c.cur AS cur, c.fx_day AS fx_day, toUInt8(1) AS fx_k,
+    c.value AS value, c.refunded AS refunded, c.refund_missing AS refund_missing,
+    a.touches AS touches, a.any_dims AS any_dims
+  FROM conv AS c LEFT JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts)))
+)
+SELECT any(q.bucket) AS bucket,
+  q.d0 AS d0,
+  toFloat64(sum(q.attributed)) AS attr_orders,
+  sum(q.value * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)) - q.refunded) AS attr_revenue,
+  toFloat64(sum(q.conversions)) AS conversions,
+  arrayMin(arrayFilter(x -> x != '', [minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != ''), minIf(q.refund_missing, q.refund_missing != '')])) AS fx_missing,
+  toUInt8(2) AS is_total
+FROM (
+  SELECT toUInt32(0) AS bucket, r.credit AS d0, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, countIf(1) AS attributed, sumIf(r.value, 1) AS value, sumIf(r.refunded, 1) AS refunded, count() AS conversions, minIf(r.refund_missing, r.refund_missing != '') AS refund_missing
+  FROM (SELECT *, arrayJoin(if(touches = 0, ['(none)'], arrayMap(x -> if(x = '', '(not set)', x), any_dims))) AS credit FROM credited) AS r
+  GROUP BY d0, cur, fx_day
+) AS q
+ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
+GROUP BY d0
+
+-- parameters:
+--   p0   String                "px_golden"
+--   p1   (not referenced)      "UTC"
+--   p2   String                "USD"
+--   p3   DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
+--   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
+--   p5   (not referenced)      "2026-03-01"
+--   p6   (not referenced)      "2026-03-07"
+--   p7   (not referenced)      7
+--   p8   Int64                 7
