@@ -97,7 +97,7 @@ export const configSchema = z.object({
     .default("true")
     .transform((v) => v === "true" || v === "1"),
   /** Reader connections the query API's statements run on side by side (docs/performance.md). */
-  QUERY_READERS: z.coerce.number().int().min(0).max(64).default(2),
+  QUERY_READERS: z.coerce.number().int().min(0).max(64).default(4),
   DERIVED_MARGIN_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
   DERIVED_REFRESH_MS: z.coerce.number().int().min(100).max(3_600_000).default(2_000),
   /** Stored IPs are truncated to these prefixes; forwarders receive the original. */
