@@ -62,7 +62,7 @@ export function isCalendarDate(s: string): boolean {
 /**
  * Results of the zone conversions a request repeats for every bucket, kept per (zone, input). They
  * are pure functions of it, and date-fns-tz spends ~10 µs of Intl formatting per call: a 90-day
- * series with a compare range made ~900 calls, ~10 ms of the event loop per request. Cleared when
+ * series with a compare range made ~900 calls, ~20 ms of the event loop per request. Cleared when
  * full, so the memory stays bounded whatever zones and ranges are asked.
  */
 const ZONE_MEMO_LIMIT = 50_000;
