@@ -174,11 +174,14 @@ export function planGeneral(r: ResolvedGeneral): QueryPlan {
         const d = new Binder();
         const freshHours = d.bind([], "Array(DateTime64(3, 'UTC'))");
         const derivedSql = emitFactSource(part.source, part.names, ctx(d), "1", { freshHours });
+        const c = new Binder();
+        const currentSql = emitFactSource(part.source, part.names, ctx(c), "1", { freshHours: null });
         statement.derived = {
           sql: derivedSql,
           params: d.params,
           freshParam: paramName(freshHours),
           fresh: "hours",
+          current: { sql: currentSql, params: c.params },
         };
       }
       statements.push(statement);

@@ -365,6 +365,11 @@ describe("the hourly order rollup form", () => {
     expect(s?.derived?.fresh).toBe("hours");
     expect(s?.derived?.sql).toContain("FROM order_facts_hourly FINAL");
     expect(s?.derived?.params[s.derived.freshParam]).toEqual([]);
+    // With no fresh hours, the rollup alone: no raw branch over orders.
+    expect(s?.derived?.sql).toContain("FROM orders FINAL");
+    expect(s?.derived?.current?.sql).toContain("FROM order_facts_hourly FINAL");
+    expect(s?.derived?.current?.sql).not.toMatch(/FROM orders FINAL/);
+    expect(s?.derived?.current?.sql).not.toContain("UNION ALL");
     // Whole-hour zones, DST changes included.
     expect(
       ordersStatement({ measures: ["orders.count"], timezone: "America/New_York" })?.derived,

@@ -205,16 +205,14 @@ export type FactSourceName = keyof typeof FACTS;
  * raw orders summed the same way. Which orders count is decided here, on the groups' status, as `co`
  * decides it on each order.
  */
-function ordersRollup(fresh: string): FactSource {
+function ordersRollup(fresh: string | null): FactSource {
   const amounts = ORDER_FACT_AMOUNTS.join(", ");
-  return {
-    ctes: () => [],
-    rows: (ctx, p) => `SELECT o.hour AS ts, o.currency AS cur, toDate(o.hour) AS fx_day, toUInt8(1) AS fx_k,
-  o.orders AS n, ${ORDER_FACT_AMOUNTS.map((a) => `o.${a}`).join(", ")}, o.customers
-FROM (
-  SELECT hour, currency, financial_status, orders, ${amounts}, customers
+  const stored = (p: Placeholders) => `SELECT hour, currency, financial_status, orders, ${amounts}, customers
   FROM ${ORDER_FACTS} FINAL
-  WHERE pixel_id = ${p.pixel} AND hour >= ${p.start} AND hour < ${p.end} AND hour NOT IN ${fresh}
+  WHERE pixel_id = ${p.pixel} AND hour >= ${p.start} AND hour < ${p.end}${fresh === null ? "" : ` AND hour NOT IN ${fresh}`}`;
+  // `fresh` null: no hour has an order row past the watermark, so the rollup alone answers (the raw
+  // branch costs ~6 ms at 100M events even when it reads nothing).
+  const raw = (p: Placeholders) => `
   UNION ALL
   SELECT ${HOUR} AS hour, currency, financial_status, count() AS orders,
     ${ORDER_FACT_AMOUNTS.map((a) => `sum(${a}) AS ${a}`).join(", ")}, uniqExactState(${customerKeySql("r")}) AS customers
@@ -225,7 +223,13 @@ FROM (
       AND created_at < arrayMax(${fresh}) + toIntervalHour(1)
   ) AS r
   WHERE ${HOUR} IN ${fresh}
-  GROUP BY hour, currency, financial_status
+  GROUP BY hour, currency, financial_status`;
+  return {
+    ctes: () => [],
+    rows: (ctx, p) => `SELECT o.hour AS ts, o.currency AS cur, toDate(o.hour) AS fx_day, toUInt8(1) AS fx_k,
+  o.orders AS n, ${ORDER_FACT_AMOUNTS.map((a) => `o.${a}`).join(", ")}, o.customers
+FROM (
+  ${stored(p)}${fresh === null ? "" : raw(p)}
 ) AS o
 WHERE o.orders > 0 AND ${countedPredicate(ctx.orderSettings, ctx.binder, ctx.timezone)}`,
     bases: {
@@ -282,7 +286,7 @@ export function emitFactSource(
   bases: readonly string[],
   ctx: EmitContext,
   where: string,
-  rollup?: { freshHours: string },
+  rollup?: { freshHours: string | null },
 ): string {
   const p = placeholders(ctx);
   const fact = rollup ? ordersRollup(rollup.freshHours) : FACTS[source];

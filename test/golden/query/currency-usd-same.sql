@@ -2,7 +2,7 @@
 -- POST /db-mgmt/api/query {"pixelId":"px_golden","dateRange":{"start":"2026-03-01","end":"2026-03-07"},"timezone":"UTC","granularity":"day","measures":["orders.net_revenue"],"currency":"usd"}
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
 
--- statement 1 of 3: orders, primary
+-- statement 1 of 4: orders, primary
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
@@ -36,7 +36,7 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p5   (not referenced)      "2026-03-01"
 --   p6   (not referenced)      "2026-03-07"
 
--- statement 2 of 3: orders, primary, from the derived tables
+-- statement 2 of 4: orders, primary, from the derived tables
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p3:String})
 SELECT q.bucket AS bucket,
@@ -80,7 +80,39 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p6   (not referenced)      "2026-03-01"
 --   p7   (not referenced)      "2026-03-07"
 
--- statement 3 of 3: refunds, primary
+-- statement 3 of 4: orders, primary, from the derived tables alone (nothing past the watermark)
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String})
+SELECT q.bucket AS bucket,
+  sum(if(q.orders_total = 0, 0., q.orders_total * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS orders_total,
+  minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
+  grouping(bucket) AS is_total
+FROM (
+  SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, toFloat64(sum(r.total_price)) AS orders_total
+  FROM (SELECT o.hour AS ts, o.currency AS cur, toDate(o.hour) AS fx_day, toUInt8(1) AS fx_k,
+  o.orders AS n, o.total_price, o.subtotal_price, o.total_shipping, o.total_tax, o.total_discounts, o.customers
+FROM (
+  SELECT hour, currency, financial_status, orders, total_price, subtotal_price, total_shipping, total_tax, total_discounts, customers
+  FROM order_facts_hourly FINAL
+  WHERE pixel_id = {p0:String} AND hour >= {p3:DateTime64(3, 'UTC')} AND hour < {p4:DateTime64(3, 'UTC')}
+) AS o
+WHERE o.orders > 0 AND o.financial_status != 'pending' AND o.financial_status != 'voided') AS r
+  GROUP BY bucket, cur, fx_day
+) AS q
+ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
+GROUP BY GROUPING SETS ((bucket), ())
+
+-- parameters:
+--   p0   String                "px_golden"
+--   p1   String                "UTC"
+--   p2   String                "USD"
+--   p3   DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
+--   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
+--   p5   (not referenced)      "2026-03-01"
+--   p6   (not referenced)      "2026-03-07"
+
+-- statement 4 of 4: refunds, primary
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (

@@ -2,7 +2,7 @@
 -- POST /db-mgmt/api/query {"pixelId":"px_golden","dateRange":{"start":"2026-03-01","end":"2026-03-07"},"timezone":"UTC","granularity":"day","measures":["orders.count","orders.refunds"],"orderSettings":{"countPendingOrders":true,"countVoidedOrders":true}}
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
 
--- statement 1 of 3: orders, primary
+-- statement 1 of 4: orders, primary
 WITH co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
   FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p0:String} AND created_at >= {p3:DateTime64(3, 'UTC')} AND created_at < {p4:DateTime64(3, 'UTC')}) AS o
@@ -28,7 +28,7 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p5   (not referenced)      "2026-03-01"
 --   p6   (not referenced)      "2026-03-07"
 
--- statement 2 of 3: orders, primary, from the derived tables
+-- statement 2 of 4: orders, primary, from the derived tables
 SELECT toUnixTimestamp(toStartOfDay(r.ts, {p2:String})) AS bucket,
   toFloat64(sum(r.n)) AS orders_count,
   '' AS fx_missing,
@@ -64,7 +64,31 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p6   (not referenced)      "2026-03-01"
 --   p7   (not referenced)      "2026-03-07"
 
--- statement 3 of 3: refunds, primary
+-- statement 3 of 4: orders, primary, from the derived tables alone (nothing past the watermark)
+SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket,
+  toFloat64(sum(r.n)) AS orders_count,
+  '' AS fx_missing,
+  grouping(bucket) AS is_total
+FROM (SELECT o.hour AS ts, o.currency AS cur, toDate(o.hour) AS fx_day, toUInt8(1) AS fx_k,
+  o.orders AS n, o.total_price, o.subtotal_price, o.total_shipping, o.total_tax, o.total_discounts, o.customers
+FROM (
+  SELECT hour, currency, financial_status, orders, total_price, subtotal_price, total_shipping, total_tax, total_discounts, customers
+  FROM order_facts_hourly FINAL
+  WHERE pixel_id = {p0:String} AND hour >= {p3:DateTime64(3, 'UTC')} AND hour < {p4:DateTime64(3, 'UTC')}
+) AS o
+WHERE o.orders > 0 AND 1) AS r
+GROUP BY GROUPING SETS ((bucket), ())
+
+-- parameters:
+--   p0   String                "px_golden"
+--   p1   String                "UTC"
+--   p2   (not referenced)      "USD"
+--   p3   DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
+--   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
+--   p5   (not referenced)      "2026-03-01"
+--   p6   (not referenced)      "2026-03-07"
+
+-- statement 4 of 4: refunds, primary
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (

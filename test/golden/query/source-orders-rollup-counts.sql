@@ -2,7 +2,7 @@
 -- POST /db-mgmt/api/query {"pixelId":"px_golden","dateRange":{"start":"2026-03-01","end":"2026-03-07"},"timezone":"UTC","granularity":"none","measures":["orders.count","customers.count"]}
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
 
--- statement 1 of 2: orders, primary
+-- statement 1 of 3: orders, primary
 WITH co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
   FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p0:String} AND created_at >= {p3:DateTime64(3, 'UTC')} AND created_at < {p4:DateTime64(3, 'UTC')}) AS o
@@ -29,7 +29,7 @@ WHERE o.created_at >= {p3:DateTime64(3, 'UTC')} AND o.created_at < {p4:DateTime6
 --   p5   (not referenced)      "2026-03-01"
 --   p6   (not referenced)      "2026-03-07"
 
--- statement 2 of 2: orders, primary, from the derived tables
+-- statement 2 of 3: orders, primary, from the derived tables
 SELECT toUInt32(0) AS bucket,
   toFloat64(sum(r.n)) AS orders_count,
   toFloat64(uniqExactMerge(r.customers)) AS customers_unique,
@@ -65,3 +65,28 @@ WHERE o.orders > 0 AND o.financial_status != 'pending' AND o.financial_status !=
 --   p5   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
 --   p6   (not referenced)      "2026-03-01"
 --   p7   (not referenced)      "2026-03-07"
+
+-- statement 3 of 3: orders, primary, from the derived tables alone (nothing past the watermark)
+SELECT toUInt32(0) AS bucket,
+  toFloat64(sum(r.n)) AS orders_count,
+  toFloat64(uniqExactMerge(r.customers)) AS customers_unique,
+  '' AS fx_missing,
+  toUInt8(2) AS is_total
+FROM (SELECT o.hour AS ts, o.currency AS cur, toDate(o.hour) AS fx_day, toUInt8(1) AS fx_k,
+  o.orders AS n, o.total_price, o.subtotal_price, o.total_shipping, o.total_tax, o.total_discounts, o.customers
+FROM (
+  SELECT hour, currency, financial_status, orders, total_price, subtotal_price, total_shipping, total_tax, total_discounts, customers
+  FROM order_facts_hourly FINAL
+  WHERE pixel_id = {p0:String} AND hour >= {p3:DateTime64(3, 'UTC')} AND hour < {p4:DateTime64(3, 'UTC')}
+) AS o
+WHERE o.orders > 0 AND o.financial_status != 'pending' AND o.financial_status != 'voided') AS r
+
+
+-- parameters:
+--   p0   String                "px_golden"
+--   p1   (not referenced)      "UTC"
+--   p2   (not referenced)      "USD"
+--   p3   DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
+--   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
+--   p5   (not referenced)      "2026-03-01"
+--   p6   (not referenced)      "2026-03-07"

@@ -2,7 +2,7 @@
 -- POST /db-mgmt/api/query {"pixelId":"px_golden","dateRange":{"start":"2026-03-01","end":"2026-03-07"},"timezone":"UTC","granularity":"none","measures":["profit.net_profit","profit.mer","costs.total"]}
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
 
--- statement 1 of 5: orders, primary
+-- statement 1 of 6: orders, primary
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
@@ -37,7 +37,7 @@ ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
 --   p5   (not referenced)      "2026-03-01"
 --   p6   (not referenced)      "2026-03-07"
 
--- statement 2 of 5: orders, primary, from the derived tables
+-- statement 2 of 6: orders, primary, from the derived tables
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p3:String})
 SELECT any(q.bucket) AS bucket,
@@ -82,7 +82,40 @@ ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
 --   p6   (not referenced)      "2026-03-01"
 --   p7   (not referenced)      "2026-03-07"
 
--- statement 3 of 5: refunds, primary
+-- statement 3 of 6: orders, primary, from the derived tables alone (nothing past the watermark)
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String})
+SELECT any(q.bucket) AS bucket,
+  sum(if(q.orders_total = 0, 0., q.orders_total * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS orders_total,
+  toFloat64(sum(q.orders_count)) AS orders_count,
+  minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
+  toUInt8(2) AS is_total
+FROM (
+  SELECT toUInt32(0) AS bucket, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, toFloat64(sum(r.total_price)) AS orders_total, sum(r.n) AS orders_count
+  FROM (SELECT o.hour AS ts, o.currency AS cur, toDate(o.hour) AS fx_day, toUInt8(1) AS fx_k,
+  o.orders AS n, o.total_price, o.subtotal_price, o.total_shipping, o.total_tax, o.total_discounts, o.customers
+FROM (
+  SELECT hour, currency, financial_status, orders, total_price, subtotal_price, total_shipping, total_tax, total_discounts, customers
+  FROM order_facts_hourly FINAL
+  WHERE pixel_id = {p0:String} AND hour >= {p3:DateTime64(3, 'UTC')} AND hour < {p4:DateTime64(3, 'UTC')}
+) AS o
+WHERE o.orders > 0 AND o.financial_status != 'pending' AND o.financial_status != 'voided') AS r
+  GROUP BY cur, fx_day
+) AS q
+ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
+
+
+-- parameters:
+--   p0   String                "px_golden"
+--   p1   (not referenced)      "UTC"
+--   p2   String                "USD"
+--   p3   DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
+--   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
+--   p5   (not referenced)      "2026-03-01"
+--   p6   (not referenced)      "2026-03-07"
+
+-- statement 4 of 6: refunds, primary
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
@@ -114,7 +147,7 @@ ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
 --   p5   (not referenced)      "2026-03-01"
 --   p6   (not referenced)      "2026-03-07"
 
--- statement 4 of 5: order_costs, primary
+-- statement 5 of 6: order_costs, primary
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
@@ -151,7 +184,7 @@ ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
 --   p5   (not referenced)      "2026-03-01"
 --   p6   (not referenced)      "2026-03-07"
 
--- statement 5 of 5: ads, primary
+-- statement 6 of 6: ads, primary
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String})
 SELECT any(q.bucket) AS bucket,
