@@ -64,24 +64,30 @@ export function attributionStatement(
   const raw = new Binder();
   const sql = emit(raw, undefined);
   if (valueSource !== "orders") return { source: "attribution", period, sql, params: raw.params };
-  const d = new Binder();
-  const fresh = d.bind([], "Array(String)");
-  const derivedSql = emit(d, { fresh });
-  const c = new Binder();
-  const currentSql = emit(c, { fresh: null });
   return {
     source: "attribution",
     period,
     sql,
     params: raw.params,
-    derived: {
-      sql: derivedSql,
-      params: d.params,
-      freshParam: paramName(fresh),
-      fresh: "ids",
-      current: { sql: currentSql, params: c.params },
-    },
+    derived: derivedForms("ids", (binder, fresh) => emit(binder, { fresh })),
   };
+}
+
+/**
+ * A statement's derived forms, each printed by `emit` with its own binder: with the fresh ids or
+ * hours as a parameter (bound empty here, set by the service), and `current`, printed with no fresh
+ * placeholder (null) for when nothing is past the watermark.
+ */
+function derivedForms(
+  fresh: "ids" | "hours",
+  emit: (binder: Binder, fresh: string | null) => string,
+): NonNullable<Statement["derived"]> {
+  const d = new Binder();
+  const placeholder = d.bind([], fresh === "ids" ? "Array(String)" : "Array(DateTime64(3, 'UTC'))");
+  const sql = emit(d, placeholder);
+  const c = new Binder();
+  const current = { sql: emit(c, null), params: c.params };
+  return { sql, params: d.params, freshParam: paramName(placeholder), fresh, current };
 }
 
 /** The name of a bound placeholder (`{p3:Array(String)}` → `p3`). */
@@ -171,18 +177,9 @@ export function planGeneral(r: ResolvedGeneral): QueryPlan {
       const sql = emitFactSource(part.source, part.names, ctx(binder), printFilter(part.where, binder));
       const statement: Statement = { source: part.source, period, sql, params: binder.params };
       if (ordersRollupServes(part.source, part.names, ctx(binder), part.where !== undefined)) {
-        const d = new Binder();
-        const freshHours = d.bind([], "Array(DateTime64(3, 'UTC'))");
-        const derivedSql = emitFactSource(part.source, part.names, ctx(d), "1", { freshHours });
-        const c = new Binder();
-        const currentSql = emitFactSource(part.source, part.names, ctx(c), "1", { freshHours: null });
-        statement.derived = {
-          sql: derivedSql,
-          params: d.params,
-          freshParam: paramName(freshHours),
-          fresh: "hours",
-          current: { sql: currentSql, params: c.params },
-        };
+        statement.derived = derivedForms("hours", (b, freshHours) =>
+          emitFactSource(part.source, part.names, ctx(b), "1", { freshHours }),
+        );
       }
       statements.push(statement);
     }
