@@ -13,8 +13,12 @@ import { spawn } from "node:child_process";
 function threadpoolSize(env, args) {
   if (args[0] !== "serve" || env.UV_THREADPOOL_SIZE || env.CLICKHOUSE_URL) return undefined;
   const readers = Number(env.CONSOLE_READERS || 4);
-  // A bad CONSOLE_READERS is the configuration's to report, in the process that reads it.
-  return (Number.isInteger(readers) && readers >= 1 && readers <= 64 ? readers : 4) + 8;
+  const statements = Number(env.QUERY_READERS || 4);
+  // A bad CONSOLE_READERS or QUERY_READERS is the configuration's to report, in the process that reads it.
+  const console_ = Number.isInteger(readers) && readers >= 1 && readers <= 64 ? readers : 4;
+  const query = Number.isInteger(statements) && statements >= 0 && statements <= 64 ? statements : 4;
+  // Every running chDB query holds a pool thread: console readers and query-API readers may all be busy.
+  return console_ + query + 8;
 }
 
 const size = threadpoolSize(process.env, process.argv.slice(2));

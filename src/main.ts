@@ -63,11 +63,11 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
   );
   // bin/pixelhouse.mjs sizes libuv's pool for chDB; a process started some other way may not have.
   const threadpool = Number(process.env.UV_THREADPOOL_SIZE) || 4;
-  if (stores.warehouse.kind === "chdb" && threadpool < config.CONSOLE_READERS + 4) {
+  if (stores.warehouse.kind === "chdb" && threadpool < config.CONSOLE_READERS + config.QUERY_READERS + 4) {
     log.warn(
-      { threadpool, consoleReaders: config.CONSOLE_READERS },
-      "UV_THREADPOOL_SIZE leaves fewer than 4 threads beside the console readers: runaway console " +
-        "queries can stall ingestion and the query API on chDB (set it to CONSOLE_READERS + 8)",
+      { threadpool, consoleReaders: config.CONSOLE_READERS, queryReaders: config.QUERY_READERS },
+      "UV_THREADPOOL_SIZE leaves fewer than 4 threads beside the console and query readers: runaway " +
+        "queries can stall ingestion on chDB (set it to CONSOLE_READERS + QUERY_READERS + 8)",
     );
   }
   // Shutdown stops a first-start demo load between steps and waits for it before closing the stores.

@@ -53,7 +53,7 @@ export interface Statement {
 }
 
 /**
- * An attribution statement in both forms: `emit` prints it with its own binder, over raw data or
+ * An attribution statement in all its forms: `emit` prints it with its own binder, over raw data or
  * (orders-valued conversions only) the derived tables.
  */
 export function attributionStatement(

@@ -457,7 +457,10 @@ describe("derived tables answer as raw data", () => {
         order("o-m", "2026-10-01T12:00:00Z", "USD", 100, { ...customer, updatedAt: "2026-10-02T00:00:00Z" }),
       ],
     });
-    await app.services.derivedWorker.runOnce(0);
+    const refreshed = await app.services.derivedWorker.runOnce(0);
+    // Rebuilt, so the order is read from the derived table, where its touch now stands under both times.
+    expect(refreshed.map((r) => r.pixelId)).toContain(px.pixelId);
+    expect((await derivedRows(px.pixelId)).touches).toBe(2);
     const body = {
       dimension: "attribution.source",
       dateRange: RANGE,

@@ -9,7 +9,7 @@ import { tempDir } from "../helpers/stores.js";
 /**
  * `serve` on chDB sizes libuv's thread pool for the console readers (bin/pixelhouse.mjs): libuv reads
  * UV_THREADPOOL_SIZE once, before any code of the entry runs, so the process runs itself again with it
- * set — CONSOLE_READERS + 8 — and passes its signals on. Linux only (it reads /proc).
+ * set — CONSOLE_READERS + QUERY_READERS + 8 — and passes its signals on. Linux only (it reads /proc).
  */
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -67,15 +67,15 @@ const children = (pid: number) =>
 const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
 
 describe.skipIf(!existsSync("/proc/self/environ"))("serve: libuv's thread pool", { timeout: 120_000 }, () => {
-  it("runs serve on chDB with CONSOLE_READERS + 8 threads, and ends with it on SIGTERM", async () => {
+  it("runs serve on chDB with CONSOLE_READERS + QUERY_READERS + 8 threads, and ends with it on SIGTERM", async () => {
     const dir = tempDir("pixelhouse-uv-");
     let started: Awaited<ReturnType<typeof serve>> | undefined;
     try {
-      started = await serve(userEnv({ DATA_DIR: dir.path, CONSOLE_READERS: "3" }));
+      started = await serve(userEnv({ DATA_DIR: dir.path, CONSOLE_READERS: "3", QUERY_READERS: "2" }));
       const { child, ready, exited } = started;
       const [served] = children(child.pid!);
       expect(served).toBeDefined();
-      expect(environ(served!)).toContain("UV_THREADPOOL_SIZE=11");
+      expect(environ(served!)).toContain("UV_THREADPOOL_SIZE=13");
       expect((await fetch(`${ready.url}/readyz`)).status).toBe(200);
       child.kill("SIGTERM");
       // The signal reached the serving process: it shut down cleanly, and the wrapper ended with it.

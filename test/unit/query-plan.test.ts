@@ -365,7 +365,7 @@ describe("the hourly order rollup form", () => {
     expect(s?.derived?.fresh).toBe("hours");
     expect(s?.derived?.sql).toContain("FROM order_facts_hourly FINAL");
     expect(s?.derived?.params[s.derived.freshParam]).toEqual([]);
-    // With no fresh hours, the rollup alone: no raw branch over orders.
+    // The fresh form reads the fresh hours from raw orders; with no fresh hours, the rollup alone.
     expect(s?.derived?.sql).toContain("FROM orders FINAL");
     expect(s?.derived?.current?.sql).toContain("FROM order_facts_hourly FINAL");
     expect(s?.derived?.current?.sql).not.toMatch(/FROM orders FINAL/);
