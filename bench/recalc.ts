@@ -23,6 +23,8 @@ import { tempDir } from "../test/helpers/stores.js";
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 300_000);
 const VARIANTS = 1000;
 const PIXEL = "bench-recalc";
+/** Orders per batch: the worker's own default unless BENCH_BATCH says otherwise. */
+const batchOptions = process.env.BENCH_BATCH ? { batchSize: Number(process.env.BENCH_BATCH) } : {};
 const log = (s: string) => process.stderr.write(`${s}\n`);
 
 const dir = tempDir("pixelhouse-bench-recalc-");
@@ -68,7 +70,7 @@ try {
     (pixelId, keys) => loadVariantCostFacts(sql, pixelId, keys),
   );
   const t1 = performance.now();
-  const full = await service.recalc({ pixelId: PIXEL, mode: "missing" }, { batchSize: 50_000 });
+  const full = await service.recalc({ pixelId: PIXEL, mode: "missing" }, batchOptions);
   const fullMs = performance.now() - t1;
   log(
     `initial snapshots: ${full.written} orders in ${Math.round(fullMs)} ms (${Math.round(full.written / (fullMs / 1000))}/s)`,
@@ -85,24 +87,25 @@ try {
   );
   const scopes = await scopesOfCostsChanged(service, rows[0]!.payload);
   const before = performance.now();
+  const runStartedMs = Date.now();
   let written = 0;
   let scanned = 0;
   for (const scope of scopes) {
-    const r = await service.recalc(scope, { batchSize: 50_000 });
+    const r = await service.recalc(scope, batchOptions);
     written += r.written;
     scanned += r.scanned;
   }
   const recalcMs = performance.now() - before;
-  const again = await service.recalc(scopes[0]!, { batchSize: 50_000 });
+  const again = await service.recalc(scopes[0]!, batchOptions);
 
   // Baseline: the same rewritten rows, INSERT alone.
+  // The rows the timed run wrote: their versions are its clock (ms), later than any before it.
   const latest = await warehouse.query<Record<string, unknown>>(
     `SELECT pixel_id, order_id, version, toString(computed_at) AS computed_at, currency, toString(cogs) AS cogs,
        toString(handling) AS handling, toString(shipping) AS shipping, toString(gateway) AS gateway,
        toString(order_level) AS order_level, details
-     FROM order_costs FINAL WHERE pixel_id = {p:String} AND version > 1000 AND order_id IN (
-       SELECT order_id FROM order_costs WHERE pixel_id = {p:String} GROUP BY order_id HAVING count() > 1)`,
-    { p: PIXEL },
+     FROM order_costs FINAL WHERE pixel_id = {p:String} AND version >= {since:UInt64}`,
+    { p: PIXEL, since: runStartedMs },
   );
   await warehouse.command("CREATE TABLE order_costs_baseline AS order_costs");
   const b0 = performance.now();

@@ -5,6 +5,10 @@
  * measures change for exactly the orders a COG change touches. Embedded stores (PGlite, chDB).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RecalcService } from "../../src/costs/recalc.js";
+import { loadVariantCostFacts } from "../../src/products/facts.js";
+import { DataVersions } from "../../src/shared/data-version.js";
+import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 
 type Json = Record<string, unknown>;
@@ -195,6 +199,49 @@ describe("per-order cost snapshots", () => {
     expect(await rewritten()).toEqual(["o2", "o3", "o4"]);
     expect(await perDay("costs.order_level")).toEqual({ "2026-03-03": 1.5, "2026-03-10": 3 });
     // The worker's own pass over the same change finds everything already written.
+    expect((await drain()).failed).toBe(0);
+    expect(await rewritten()).toEqual([]);
+  });
+
+  it("stops at the last written batch when a write fails, though the next one was already read", async () => {
+    // The run reads and computes one batch while the previous one is written. Worked example: an
+    // insert card of 0.5 from 03-03 touches o2, o3, o4; batches of 1; the second INSERT (o3) fails.
+    // Written: o2 and its checkpoint. Not written: o3 (failed), o4 (read ahead, never written).
+    const line = await call("POST", "/accounts/api/costs/lines", {
+      costType: "order",
+      line: { name: "Insert card", currency: "USD", amount: 0.5, effectiveStartDate: "2026-03-03" },
+    });
+    expect(line.status, line.text).toBeLessThan(300);
+    let inserts = 0;
+    const wh = app.stores.warehouse;
+    const failing: WarehouseStore = Object.create(wh, {
+      insert: {
+        value: (table: string, rows: readonly Record<string, unknown>[]) => {
+          if (++inserts === 2) return Promise.reject(new Error("warehouse went away"));
+          return wh.insert(table, rows);
+        },
+      },
+    });
+    const service = new RecalcService(
+      app.stores.sql,
+      failing,
+      app.stores.kv,
+      new DataVersions(app.stores.kv),
+      (pixelId, keys) => loadVariantCostFacts(app.stores.sql, pixelId, keys),
+    );
+    const key = "recalc:test-failed-write";
+    const scope = { pixelId: px.pixelId, from: "2026-03-03" };
+    const seen: number[] = [];
+    await expect(
+      service.recalc(scope, { checkpointKey: key, batchSize: 1, onProgress: (p) => seen.push(p.written) }),
+    ).rejects.toThrow("warehouse went away");
+    expect(seen).toEqual([0, 1]);
+    expect(await app.stores.kv.get(key)).toBe("o2");
+    expect(await rewritten()).toEqual(["o2"]);
+    const rest = await app.services.recalc.recalc(scope, { checkpointKey: key, batchSize: 1 });
+    expect(rest).toMatchObject({ total: 3, scanned: 2, written: 2 });
+    expect(await rewritten()).toEqual(["o3", "o4"]);
+    expect(await perDay("costs.order_level")).toEqual({ "2026-03-03": 2, "2026-03-10": 4 });
     expect((await drain()).failed).toBe(0);
     expect(await rewritten()).toEqual([]);
   });

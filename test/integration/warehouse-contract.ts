@@ -251,6 +251,18 @@ export function warehouseContract(
       expect(await wh.query("SELECT 1 AS one")).toEqual([{ one: 1 }]);
     });
 
+    it("runs a MATERIALIZED CTE once where it says it can", async () => {
+      // Two references to one random value: equal only when the CTE ran once (inlined, each reference
+      // draws its own UUID). Where the store says it cannot, callers write the plain form: it runs.
+      const once = wh.materializedCte;
+      const rows = await wh.query<{ n: number }>(
+        `WITH x AS ${once ? "MATERIALIZED " : ""}(SELECT generateUUIDv4() AS u)
+         SELECT count() AS n FROM x WHERE u IN (SELECT u FROM x)${once ? " SETTINGS enable_materialized_cte = 1" : ""}`,
+      );
+      if (once) expect(rows).toEqual([{ n: 1 }]);
+      else expect(rows).toHaveLength(1);
+    });
+
     it("answers in the engine's own text formats", async () => {
       const { text, stats } = await wh.queryText(
         "SELECT number AS n, toString(number) AS s FROM numbers(5) WHERE number < {max:UInt8}",

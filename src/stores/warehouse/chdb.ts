@@ -22,6 +22,7 @@ import { compactRows, SHARED_SETTINGS, settingsClause } from "./settings.js";
 export class ChdbWarehouse implements WarehouseStore {
   readonly kind = "chdb" as const;
   readonly streamStartBlocks = true;
+  readonly materializedCte = true;
   private readonly readers = new Set<ChdbWarehouse>();
 
   private constructor(

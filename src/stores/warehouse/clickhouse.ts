@@ -46,6 +46,7 @@ const ASYNC_INSERT = { async_insert: 1, wait_for_async_insert: 1 } as const;
 export class ClickHouseWarehouse implements WarehouseStore {
   readonly kind = "clickhouse" as const;
   readonly streamStartBlocks = false;
+  readonly materializedCte = false;
   private readonly readers = new Set<ClickHouseWarehouse>();
 
   private constructor(

@@ -21,6 +21,10 @@ export class LazyWarehouse implements WarehouseStore {
     return this.kind === "chdb";
   }
 
+  get materializedCte(): boolean {
+    return this.kind === "chdb";
+  }
+
   /** Whether the engine is loaded (a command that never queried leaves it false). */
   get opened(): boolean {
     return this.opening !== undefined;

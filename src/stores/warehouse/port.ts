@@ -50,6 +50,12 @@ export interface WarehouseStore {
    * not hold the event loop asks `queryText` (computed off it) instead.
    */
   readonly streamStartBlocks: boolean;
+  /**
+   * True when `WITH name AS MATERIALIZED (…)` under `enable_materialized_cte = 1` runs the CTE once
+   * and reads every reference from its result (ClickHouse 26.3+: chDB). On older servers (the pinned
+   * 25.8) the keyword is a syntax error, so a caller writes the plain CTE there.
+   */
+  readonly materializedCte: boolean;
   /** The database every unqualified table name resolves in. */
   readonly database: string;
   /** Runs a SELECT and returns its rows as objects (JSONEachRow). */
