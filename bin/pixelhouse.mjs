@@ -3,9 +3,10 @@
 import { spawn } from "node:child_process";
 
 /**
- * libuv's thread pool for `serve` on chDB: CONSOLE_READERS + 8 threads, or undefined when nothing is
- * to change. chDB runs every warehouse query — ingestion inserts, the query API, /readyz, each console
- * query — on a pool thread until it finishes, and each console reader may hold one for its whole time
+ * libuv's thread pool for `serve` on chDB: CONSOLE_READERS + QUERY_READERS + 8 threads, or undefined
+ * when nothing is to change. chDB runs every warehouse query — ingestion inserts (up to INGEST_GROUPS
+ * at once), the three background workers' own sessions, the query API, /readyz, each console query —
+ * on a pool thread until it finishes, and each console reader may hold one for its whole time
  * limit: with Node's default 4 threads and 4 readers, a few runaway console queries would stall all
  * the rest. A UV_THREADPOOL_SIZE already set is kept as it is, and so is a server warehouse
  * (CLICKHOUSE_URL: its queries are HTTP requests, no pool thread waits on them).

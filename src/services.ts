@@ -28,6 +28,7 @@ import { StatementReaders } from "./query/readers.js";
 import { QueryService } from "./query/service.js";
 import { DataVersions } from "./shared/data-version.js";
 import type { Stores } from "./stores/index.js";
+import { OwnSession } from "./stores/warehouse/session.js";
 import { SyncService } from "./sync/service.js";
 
 /** Every business service, built once per process over the opened stores. */
@@ -80,7 +81,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
   const identityWorker = new IdentityWorker(
     stores.bus,
     new IdentityGraph(stores.sql),
-    stores.warehouse,
+    new OwnSession(stores.warehouse),
     assigner,
     {
       log,
@@ -113,8 +114,12 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
   const relay = new OutboxRelay(stores.sql, stores.bus, {
     onError: (err) => log.warn({ err }, "outbox relay error; retrying"),
   });
-  const recalc = new RecalcService(stores.sql, stores.warehouse, stores.kv, versions, (pixelId, keys) =>
-    loadVariantCostFacts(stores.sql, pixelId, keys),
+  const recalc = new RecalcService(
+    stores.sql,
+    new OwnSession(stores.warehouse),
+    stores.kv,
+    versions,
+    (pixelId, keys) => loadVariantCostFacts(stores.sql, pixelId, keys),
   );
   const accounts = new AccountService(stores.sql, () => relay.wake());
   const recalcWorker = new RecalcWorker(stores.bus, recalc, { log });
@@ -129,7 +134,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
       ? new StatementReaders(() => stores.warehouse.openReader(), config.QUERY_READERS)
       : undefined;
   const freshIds = new FreshIds(readers ?? stores.warehouse);
-  const derivedWorker = new DerivedWorker(stores.warehouse, {
+  const derivedWorker = new DerivedWorker(new OwnSession(stores.warehouse), {
     log,
     marginMs: config.DERIVED_MARGIN_MS,
     pollIntervalMs: config.DERIVED_REFRESH_MS,

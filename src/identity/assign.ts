@@ -1,5 +1,6 @@
 import { LRUCache } from "lru-cache";
 import { monotonicFactory } from "ulid";
+import { randomFraction } from "../shared/random.js";
 import { type Alias, aliasKey, type GraphChange, type Sighting } from "./union.js";
 
 /**
@@ -15,7 +16,7 @@ export class IdentityAssigner {
   private readonly filed = new LRUCache<string, string>({ max: 200_000 });
   /** Identities merged away → their survivor, so remembered ids follow merges at once. */
   private readonly merged = new LRUCache<string, string>({ max: 100_000 });
-  private readonly newId = monotonicFactory();
+  private readonly newId = monotonicFactory(randomFraction);
 
   private current(pixelId: string, id: string): string {
     let at = id;

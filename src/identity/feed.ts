@@ -1,4 +1,5 @@
 import { monotonicFactory } from "ulid";
+import { randomFraction } from "../shared/random.js";
 import type { Bus } from "../stores/bus/port.js";
 import type { IdentityAssigner } from "./assign.js";
 import { IDENTITY_STREAM, sightingsPayload } from "./messages.js";
@@ -13,7 +14,7 @@ export type SightingsPayload = NonNullable<ReturnType<typeof sightingsPayload>>;
  * which is harmless, whereas one published after the write could be lost with the process.
  */
 export class IdentityFeed {
-  private readonly key = monotonicFactory();
+  private readonly key = monotonicFactory(randomFraction);
 
   constructor(
     private readonly bus: Bus,

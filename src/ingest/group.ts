@@ -257,9 +257,6 @@ export class GroupCommitter {
     await forwarder?.release(hold.token).catch((err: unknown) => {
       this.deps.log.warn({ err }, "held deliveries not released; they are sent after the hold");
     });
-    // Stored. A commit that fails is retried; until it lands, copies of these ids wait, then find
-    // them in the warehouse (or, after this process dies, reclaim the lease and find them there).
-    for (const lease of leases) await this.settle(lease, true);
     ingestGroupEvents.observe(rows.length);
     if (rows.length && this.deps.onStored) {
       await this.deps.onStored([...byPixel.keys()]).catch((err: unknown) => {
@@ -269,7 +266,12 @@ export class GroupCommitter {
         );
       });
     }
+    // Stored: acknowledged now, and the leases committed after. Until a commit lands, copies of these
+    // ids find the lease held by a live owner and wait for it, then answer duplicate; if this process
+    // dies first, they reclaim the lease and find the rows in the warehouse. A commit that fails is
+    // retried with the next group. The group ends (and the next one starts) once they are settled.
     for (const w of group) w.resolve();
+    for (const lease of leases) await this.settle(lease, true);
   }
 
   /** Starts what is waiting and waits for every group under way (graceful shutdown). */

@@ -4,20 +4,34 @@ import { MalformedJsonError } from "../errors.js";
 
 export const MAX_JSON_DEPTH = 64;
 
-/** Deepest nesting of objects and arrays in JSON text, scanning outside strings only. */
+/**
+ * Whether objects and arrays in JSON text nest deeper than `max`, counting brackets outside strings
+ * only. Strings are skipped with `indexOf` (most of a body's characters are inside strings): a
+ * quote closes its string unless an odd run of backslashes precedes it.
+ */
 export function jsonDepthExceeds(text: string, max: number): boolean {
   let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92)
-        i++; // backslash: skip the escaped character
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123 || c === 91) {
-      if (++depth > max) return true;
-    } else if (c === 125 || c === 93) depth--;
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const quote = text.indexOf('"', i);
+    const end = quote === -1 ? n : quote;
+    for (; i < end; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 123 || c === 91) {
+        if (++depth > max) return true;
+      } else if (c === 125 || c === 93) depth--;
+    }
+    if (quote === -1) return false;
+    let close = text.indexOf('"', quote + 1);
+    for (;;) {
+      if (close === -1) return false; // an unterminated string: the parser reports it
+      let slashes = 0;
+      while (text.charCodeAt(close - 1 - slashes) === 92) slashes++;
+      if (slashes % 2 === 0) break;
+      close = text.indexOf('"', close + 1);
+    }
+    i = close + 1;
   }
   return false;
 }

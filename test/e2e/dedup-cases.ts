@@ -134,6 +134,52 @@ export function dedupSuite(label: string, options: DedupSuiteOptions): void {
       expect(rows.map((r) => r.event_id).sort()).toEqual([...ids].sort());
     });
 
+    it("acknowledged before its lease is committed: a copy sent in between waits, then is a duplicate", async () => {
+      // The group answers once its INSERT succeeded and commits the dedup lease after. Hold that
+      // commit: the first request is already answered, the copy finds the live lease and waits; once
+      // the commit lands the copy answers duplicate, and one row is stored.
+      const px = await newPixel();
+      const id = uid("ack-first");
+      const dedup = app.stores.dedup;
+      const commit = dedup.commit.bind(dedup);
+      let release!: () => void;
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      let holding!: () => void;
+      const committing = new Promise<void>((r) => {
+        holding = r;
+      });
+      dedup.commit = async (lease) => {
+        if (lease.pixelId === px.pixelId) {
+          holding();
+          await held;
+        }
+        return commit(lease);
+      };
+      try {
+        const first = await sendOk(app, px, [{ name: "purchase", eventId: id }]);
+        expect(first).toMatchObject({ eventsIngested: 1, duplicatesSkipped: 0 });
+        await committing;
+        let copyDone = false;
+        const copy = sendEvents(app, px, [{ name: "purchase", eventId: id }]).then((r) => {
+          copyDone = true;
+          return r;
+        });
+        // The copy cannot finish while the first copy's lease is live and uncommitted.
+        await new Promise((r) => setImmediate(r));
+        expect(copyDone).toBe(false);
+        release();
+        const res = await copy;
+        expect(res.status, res.text).toBe(200);
+        expect(res.body).toMatchObject({ eventsIngested: 0, duplicatesSkipped: 1 });
+        expect(await eventCount(app, px.pixelId, id)).toBe(1);
+      } finally {
+        release();
+        dedup.commit = commit;
+      }
+    });
+
     it("the same eventId under another pixel is a different event", async () => {
       const [a, b] = [await newPixel(), await newPixel()];
       const id = uid("shared");
