@@ -41,7 +41,7 @@ it("concurrent calls each get their own bound values", async () => {
       }),
     ),
   );
-  answers.forEach((rows, i) => expect(rows).toEqual([{ v: `value-${i}`, n: i * 2 }]));
+  expect(answers).toEqual(answers.map((_, i) => [{ v: `value-${i}`, n: i * 2 }]));
 });
 
 it("inserts, commands and reads through the one reader, in the order they were called", async () => {
