@@ -250,10 +250,11 @@ SETTINGS join_use_nulls = 0${once ? ", enable_materialized_cte = 1" : ""}`,
   /**
    * Recomputes the snapshots of every order in scope; writes only the ones that changed.
    *
-   * A pipeline of three stages, so the engine's work overlaps this thread's: while one batch is
-   * computed, the next is read and the previous one written. Writes stay in batch order, one at a
-   * time, each followed by its checkpoint — what a restart resumes from is still "every batch up to
-   * the cursor is written".
+   * A pipeline, so the engine's work overlaps this thread's: a run of snapshots is computed while the
+   * previous run's INSERT and the next batch's read are in the engine (on one chDB session those two
+   * queue behind each other; the computing overlaps both). Writes stay in order, one at a time, each
+   * followed by its checkpoint — what a restart resumes from is still "every order up to the cursor
+   * is written".
    */
   async recalc(scope: RecalcScope, options: RecalcRunOptions = {}): Promise<RecalcProgress> {
     const accountId = await this.accountOf(scope.pixelId);
@@ -279,6 +280,9 @@ SETTINGS join_use_nulls = 0${once ? ", enable_materialized_cte = 1" : ""}`,
     // The count is for progress only: it runs once the first read is done, beside the computing.
     const total = started(next.then(() => this.count(scope, base.timezone)));
     let writing: Promise<void> = Promise.resolve();
+    // The first report, with the total, goes out before the first write (or at the end when nothing
+    // is in scope); then one after each write.
+    let reported = false;
     try {
       while (next) {
         const cols: BatchColumns | [] = await next;
@@ -292,15 +296,17 @@ SETTINGS join_use_nulls = 0${once ? ", enable_materialized_cte = 1" : ""}`,
           const to = Math.min(n, from + WRITE_CHUNK);
           const rows = this.computeRows(scope.pixelId, cols as BatchColumns, ctx, from, to);
           await writing;
-          if (progress.total === 0 && progress.scanned === 0) {
+          if (!reported) {
             progress.total = await total;
             options.onProgress?.({ ...progress });
+            reported = true;
           }
           writing = started(this.writeRows(rows, to - from, cols[0]?.[to - 1] as string, progress, options));
         }
       }
       await writing;
       progress.total = await total;
+      if (!reported) options.onProgress?.({ ...progress });
     } catch (err) {
       // Nothing is left running behind the failure: the write under way ends (and checkpoints) first.
       await writing.catch(() => {});

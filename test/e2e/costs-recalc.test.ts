@@ -203,6 +203,16 @@ describe("per-order cost snapshots", () => {
     expect(await rewritten()).toEqual([]);
   });
 
+  it("reports progress once, with its total, for a scope with no orders", async () => {
+    const seen: unknown[] = [];
+    const r = await app.services.recalc.recalc(
+      { pixelId: px.pixelId, from: "2030-01-01" },
+      { onProgress: (p) => seen.push({ ...p }) },
+    );
+    expect(r).toMatchObject({ total: 0, scanned: 0, written: 0 });
+    expect(seen).toEqual([{ pixelId: px.pixelId, total: 0, scanned: 0, written: 0, unchanged: 0 }]);
+  });
+
   it("stops at the last written batch when a write fails, though the next one was already read", async () => {
     // The run reads and computes one batch while the previous one is written. Worked example: an
     // insert card of 0.5 from 03-03 touches o2, o3, o4; batches of 1; the second INSERT (o3) fails.

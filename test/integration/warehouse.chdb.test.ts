@@ -83,3 +83,23 @@ it("chdb: a reader's failed query leaves none of its output to the next query", 
     await opened.close();
   }
 });
+
+it("chdb: a reader binds an id list longer than the engine's default statement size (256 KiB)", async () => {
+  // A reader sends its values in a `SET param_…` statement: 20,000 Shopify-style order ids are ~900 KB.
+  const opened = await openChdb();
+  try {
+    const reader = await opened.store.openReader();
+    const ids = Array.from(
+      { length: 20_000 },
+      (_, i) => `gid://shopify/Order/${String(i).padStart(20, "0")}`,
+    );
+    expect(
+      await reader.query<{ n: number; last: string }>(
+        "SELECT length({ids:Array(String)}) AS n, arrayElement({ids:Array(String)}, -1) AS last",
+        { ids },
+      ),
+    ).toEqual([{ n: 20_000, last: ids.at(-1) }]);
+  } finally {
+    await opened.close();
+  }
+});

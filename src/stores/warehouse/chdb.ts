@@ -15,6 +15,9 @@ import {
 } from "./port.js";
 import { compactRows, SHARED_SETTINGS, settingsClause } from "./settings.js";
 
+/** The statement size a reader's session parses: room for the bound values of its `SET param_…`. */
+const READER_MAX_QUERY_SIZE = 64 * 1024 * 1024;
+
 /**
  * chDB: the ClickHouse engine inside this process. One Session per data directory per process (the
  * engine refuses a second directory), and `USE` is session state, so one adapter owns the session.
@@ -60,6 +63,9 @@ export class ChdbWarehouse implements WarehouseStore {
       for (const [name, value] of Object.entries(SHARED_SETTINGS)) {
         await store.command(`SET ${name} = ${typeof value === "string" ? `'${value}'` : value}`);
       }
+      // A reader's bound values travel inside a `SET param_…` statement, whose text the engine caps
+      // at max_query_size (256 KiB by default): 10,000 long order ids are more than that.
+      if (exclusive) await store.command(`SET max_query_size = ${READER_MAX_QUERY_SIZE}`);
     } catch (err) {
       session.close();
       throw err;

@@ -2,12 +2,15 @@ import { LazyWarehouse } from "./lazy.js";
 import type { Params, QueryOptions, QueryStats, ReaderOptions, WarehouseStore } from "./port.js";
 
 /**
- * A warehouse connection of one background worker's own: a reader opened on first use, its calls run
- * one after another. chDB runs a session's statements one at a time, so a worker's statements on the
- * main session (a derived-table refresh: 50–150 ms) queue the ingestion INSERTs behind them; on a
- * session of its own they run beside them. One at a time because a reader binds values as session
- * parameters, which two callers at once would overwrite (the worker's loop and a lag probe, say).
- * The reader belongs to the store it came from and is closed with it; `close` here closes nothing.
+ * A warehouse connection of one background worker's own: a reader opened on first use. chDB runs a
+ * session's statements one at a time, so a worker's statements on the main session (a derived-table
+ * refresh: 50–150 ms) queue the ingestion INSERTs behind them; on a session of its own they run
+ * beside them. On chDB its calls also run one at a time, because a reader binds values as session
+ * parameters, which two callers at once would overwrite (the worker's loop and a lag probe, say); a
+ * ClickHouse server's reader is a client whose requests bind their own values, and is not serialized.
+ * A stream holds its turn until it is read to the end or left (`return`): a caller must not use the
+ * same session inside its loop. The reader belongs to the store it came from and is closed with it;
+ * `close` here closes nothing.
  */
 export class OwnSession implements WarehouseStore {
   private readonly lazy: LazyWarehouse;
@@ -32,6 +35,7 @@ export class OwnSession implements WarehouseStore {
 
   /** Waits for the calls before it; the returned function lets the next one go. */
   private async turn(): Promise<() => void> {
+    if (this.parent.kind !== "chdb") return () => {};
     let done!: () => void;
     const mine = new Promise<void>((resolve) => {
       done = resolve;
