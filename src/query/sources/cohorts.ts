@@ -5,9 +5,15 @@ import type { Instants } from "../time.js";
 import { countedOrdersCte, fxCtes, fxJoin } from "./common.js";
 
 /**
- * Cohort rows: per cohort (start of the week or month of a customer's first counted order in the
- * range) and period since, retained customers, orders and revenue in the target currency. Orders are
- * summed per cohort, period, currency and day before the rates (as the fact sources do).
+ * Cohort rows: per cohort (start of the week or month of a customer's first counted order ever) and
+ * period since, retained customers, orders and revenue in the target currency.
+ *
+ * One pass over the counted orders, sorted per customer by time in a single window: the first row
+ * gives the customer's cohort, and an order whose period differs from the customer's previous order
+ * opens that period for them, so retention is a count of those orders. Reading the orders twice and
+ * joining them to their customer's first order cost more (one more read, a hash join on the customer
+ * key, a distinct count of keys per group), and so did keeping each customer's orders as arrays.
+ * Orders are summed per cohort, period, currency and day before the rates, as the fact sources do.
  */
 export function emitCohorts(b: Binder, r: ResolvedCohorts, range: Instants): string {
   const pixel = b.bind(r.pixelId, "String");
@@ -16,31 +22,29 @@ export function emitCohorts(b: Binder, r: ResolvedCohorts, range: Instants): str
   const where = printFilter(r.where, b);
   const start = (col: string) =>
     r.granularity === "month" ? `toStartOfMonth(${col}, ${tz})` : `toMonday(${col}, ${tz})`;
-  const periodOf =
+  const period =
     r.granularity === "month"
-      ? "dateDiff('month', f.cohort, toStartOfMonth(f.created_at, " + tz + "))"
-      : "intDiv(dateDiff('day', f.cohort, toMonday(f.created_at, " + tz + ")), 7)";
+      ? `dateDiff('month', cohort, ${start("created_at")})`
+      : `intDiv(dateDiff('day', cohort, ${start("created_at")}), 7)`;
   const fx = fxJoin("q", target);
   return `WITH ${fxCtes(target)},
 ${countedOrdersCte(pixel, r.settings, b, r.timezone, false)},
-f0 AS (SELECT * FROM co AS o WHERE ${where}),
-firsts AS (SELECT customer_key, min(created_at) AS first_at FROM f0 GROUP BY customer_key),
-cohorted AS (
-  SELECT customer_key, ${start("first_at")} AS cohort FROM firsts
-  WHERE first_at >= ${b.bind(range.start, "DateTime64(3, 'UTC')")} AND first_at < ${b.bind(range.end, "DateTime64(3, 'UTC')")}
+walked AS (
+  SELECT o.created_at AS created_at, o.total_price AS total_price, o.currency AS currency,
+    first_value(o.created_at) OVER per_customer AS first_at,
+    ${start("lagInFrame(o.created_at, 1, toDateTime64(0, 3, 'UTC')) OVER per_customer")} != ${start("o.created_at")} AS opens_period
+  FROM co AS o WHERE ${where}
+  WINDOW per_customer AS (PARTITION BY o.customer_key ORDER BY o.created_at, o.order_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 )
 SELECT toUnixTimestamp(toDateTime(q.cohort, ${tz})) AS cohort_key, q.period AS period,
-  toFloat64(uniqExactMerge(q.retained)) AS retained, toFloat64(sum(q.orders)) AS orders,
+  toFloat64(sum(q.retained)) AS retained, toFloat64(sum(q.orders)) AS orders,
   sum(if(q.revenue = 0, 0., q.revenue * ${fx.factor})) AS revenue, ${fx.missing} AS fx_missing
 FROM (
-  SELECT r.cohort AS cohort, r.period AS period, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k,
-    uniqExactState(r.customer_key) AS retained, count() AS orders, sum(toFloat64(r.total_price)) AS revenue
-  FROM (
-    SELECT f.customer_key AS customer_key, f.cohort AS cohort, ${periodOf} AS period, f.total_price AS total_price,
-      f.currency AS cur, toDate(f.created_at) AS fx_day
-    FROM (SELECT f0.*, c.cohort AS cohort FROM f0 INNER JOIN cohorted AS c ON c.customer_key = f0.customer_key) AS f
-    WHERE ${periodOf} < ${b.bind(r.periodsAhead, "Int64")}
-  ) AS r
+  SELECT ${start("first_at")} AS cohort, ${period} AS period, currency AS cur, toDate(created_at) AS fx_day,
+    toUInt8(1) AS fx_k, countIf(opens_period) AS retained, count() AS orders, sum(toFloat64(total_price)) AS revenue
+  FROM walked
+  WHERE first_at >= ${b.bind(range.start, "DateTime64(3, 'UTC')")} AND first_at < ${b.bind(range.end, "DateTime64(3, 'UTC')")}
+    AND ${period} < ${b.bind(r.periodsAhead, "Int64")}
   GROUP BY cohort, period, cur, fx_day
 ) AS q
 ${fx.joins}

@@ -10,24 +10,22 @@ co AS (
   FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p0:String}) AS o
   WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
 ),
-f0 AS (SELECT * FROM co AS o WHERE 1),
-firsts AS (SELECT customer_key, min(created_at) AS first_at FROM f0 GROUP BY customer_key),
-cohorted AS (
-  SELECT customer_key, toStartOfMonth(first_at, {p1:String}) AS cohort FROM firsts
-  WHERE first_at >= {p3:DateTime64(3, 'UTC')} AND first_at < {p4:DateTime64(3, 'UTC')}
+walked AS (
+  SELECT o.created_at AS created_at, o.total_price AS total_price, o.currency AS currency,
+    first_value(o.created_at) OVER per_customer AS first_at,
+    toStartOfMonth(lagInFrame(o.created_at, 1, toDateTime64(0, 3, 'UTC')) OVER per_customer, {p1:String}) != toStartOfMonth(o.created_at, {p1:String}) AS opens_period
+  FROM co AS o WHERE 1
+  WINDOW per_customer AS (PARTITION BY o.customer_key ORDER BY o.created_at, o.order_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 )
 SELECT toUnixTimestamp(toDateTime(q.cohort, {p1:String})) AS cohort_key, q.period AS period,
-  toFloat64(uniqExactMerge(q.retained)) AS retained, toFloat64(sum(q.orders)) AS orders,
+  toFloat64(sum(q.retained)) AS retained, toFloat64(sum(q.orders)) AS orders,
   sum(if(q.revenue = 0, 0., q.revenue * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS revenue, minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing
 FROM (
-  SELECT r.cohort AS cohort, r.period AS period, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k,
-    uniqExactState(r.customer_key) AS retained, count() AS orders, sum(toFloat64(r.total_price)) AS revenue
-  FROM (
-    SELECT f.customer_key AS customer_key, f.cohort AS cohort, dateDiff('month', f.cohort, toStartOfMonth(f.created_at, {p1:String})) AS period, f.total_price AS total_price,
-      f.currency AS cur, toDate(f.created_at) AS fx_day
-    FROM (SELECT f0.*, c.cohort AS cohort FROM f0 INNER JOIN cohorted AS c ON c.customer_key = f0.customer_key) AS f
-    WHERE dateDiff('month', f.cohort, toStartOfMonth(f.created_at, {p1:String})) < {p5:Int64}
-  ) AS r
+  SELECT toStartOfMonth(first_at, {p1:String}) AS cohort, dateDiff('month', cohort, toStartOfMonth(created_at, {p1:String})) AS period, currency AS cur, toDate(created_at) AS fx_day,
+    toUInt8(1) AS fx_k, countIf(opens_period) AS retained, count() AS orders, sum(toFloat64(total_price)) AS revenue
+  FROM walked
+  WHERE first_at >= {p3:DateTime64(3, 'UTC')} AND first_at < {p4:DateTime64(3, 'UTC')}
+    AND dateDiff('month', cohort, toStartOfMonth(created_at, {p1:String})) < {p5:Int64}
   GROUP BY cohort, period, cur, fx_day
 ) AS q
 ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
