@@ -13,6 +13,8 @@ import { countedOrdersCte, fxCtes, fxJoin } from "./common.js";
  * opens that period for them, so retention is a count of those orders. Reading the orders twice and
  * joining them to their customer's first order cost more (one more read, a hash join on the customer
  * key, a distinct count of keys per group), and so did keeping each customer's orders as arrays.
+ * The window partitions by the key's hash and then the key: the sort compares integers and reaches
+ * the strings only on a tie (~10 % of the statement), and the partition stays exactly the customer.
  * Orders are summed per cohort, period, currency and day before the rates, as the fact sources do.
  */
 export function emitCohorts(b: Binder, r: ResolvedCohorts, range: Instants): string {
@@ -34,7 +36,7 @@ walked AS (
     first_value(o.created_at) OVER per_customer AS first_at,
     ${start("lagInFrame(o.created_at, 1, toDateTime64(0, 3, 'UTC')) OVER per_customer")} != ${start("o.created_at")} AS opens_period
   FROM co AS o WHERE ${where}
-  WINDOW per_customer AS (PARTITION BY o.customer_key ORDER BY o.created_at, o.order_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+  WINDOW per_customer AS (PARTITION BY cityHash64(o.customer_key), o.customer_key ORDER BY o.created_at, o.order_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 )
 SELECT toUnixTimestamp(toDateTime(q.cohort, ${tz})) AS cohort_key, q.period AS period,
   toFloat64(sum(q.retained)) AS retained, toFloat64(sum(q.orders)) AS orders,

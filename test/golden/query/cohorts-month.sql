@@ -15,7 +15,7 @@ walked AS (
     first_value(o.created_at) OVER per_customer AS first_at,
     toStartOfMonth(lagInFrame(o.created_at, 1, toDateTime64(0, 3, 'UTC')) OVER per_customer, {p1:String}) != toStartOfMonth(o.created_at, {p1:String}) AS opens_period
   FROM co AS o WHERE 1
-  WINDOW per_customer AS (PARTITION BY o.customer_key ORDER BY o.created_at, o.order_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+  WINDOW per_customer AS (PARTITION BY cityHash64(o.customer_key), o.customer_key ORDER BY o.created_at, o.order_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 )
 SELECT toUnixTimestamp(toDateTime(q.cohort, {p1:String})) AS cohort_key, q.period AS period,
   toFloat64(sum(q.retained)) AS retained, toFloat64(sum(q.orders)) AS orders,
