@@ -9,8 +9,9 @@ import { countedOrdersCte, fxCtes, fxJoin } from "./common.js";
  * period since, retained customers, orders and revenue in the target currency.
  *
  * One pass over the counted orders, sorted per customer by time in a single window: the first row
- * gives the customer's cohort, and an order whose period differs from the customer's previous order
- * opens that period for them, so retention is a count of those orders. Reading the orders twice and
+ * gives the customer's cohort and opens its period (the row is flagged by its number: a default for
+ * the previous order's time could fall in the same bucket as a real order), and an order whose period
+ * differs from the customer's previous order opens that period, so retention is a count of those orders. Reading the orders twice and
  * joining them to their customer's first order cost more (one more read, a hash join on the customer
  * key, a distinct count of keys per group), and so did keeping each customer's orders as arrays.
  * The window partitions by the key's hash and then the key: the sort compares integers and reaches
@@ -34,7 +35,8 @@ ${countedOrdersCte(pixel, r.settings, b, r.timezone, false)},
 walked AS (
   SELECT o.created_at AS created_at, o.total_price AS total_price, o.currency AS currency,
     first_value(o.created_at) OVER per_customer AS first_at,
-    ${start("lagInFrame(o.created_at, 1, toDateTime64(0, 3, 'UTC')) OVER per_customer")} != ${start("o.created_at")} AS opens_period
+    row_number() OVER per_customer = 1
+      OR ${start("lagInFrame(o.created_at) OVER per_customer")} != ${start("o.created_at")} AS opens_period
   FROM co AS o WHERE ${where}
   WINDOW per_customer AS (PARTITION BY cityHash64(o.customer_key), o.customer_key ORDER BY o.created_at, o.order_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 )

@@ -13,7 +13,8 @@ co AS (
 walked AS (
   SELECT o.created_at AS created_at, o.total_price AS total_price, o.currency AS currency,
     first_value(o.created_at) OVER per_customer AS first_at,
-    toStartOfMonth(lagInFrame(o.created_at, 1, toDateTime64(0, 3, 'UTC')) OVER per_customer, {p1:String}) != toStartOfMonth(o.created_at, {p1:String}) AS opens_period
+    row_number() OVER per_customer = 1
+      OR toStartOfMonth(lagInFrame(o.created_at) OVER per_customer, {p1:String}) != toStartOfMonth(o.created_at, {p1:String}) AS opens_period
   FROM co AS o WHERE 1
   WINDOW per_customer AS (PARTITION BY cityHash64(o.customer_key), o.customer_key ORDER BY o.created_at, o.order_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 )
