@@ -506,5 +506,6 @@ describe("currency round trip over generated amounts and rates", () => {
       ),
       { numRuns: 15 },
     );
-  });
+    // 15 runs of two pixels, loads and queries each: ~60 s on a quiet 2-core machine, more on a busy one.
+  }, 300_000);
 });
