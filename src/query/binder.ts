@@ -28,6 +28,16 @@ export class Binder {
     return `{${name}:${type}}`;
   }
 
+  /**
+   * A value under a fixed name the service can find and set again when it runs the statement (the
+   * first day of rates: docs/query.md, "Currency"). Names never take the `pN` form `bind` hands out.
+   */
+  bindNamed(name: string, value: ParamValue, type: ParamType): string {
+    if (/^p\d+$/.test(name)) throw new Error(`bindNamed: ${name} is a positional name`);
+    this.values[name] = value;
+    return `{${name}:${type}}`;
+  }
+
   get params(): Params {
     return { ...this.values };
   }

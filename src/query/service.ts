@@ -14,6 +14,7 @@ import {
 import { readCostInputs } from "./cost-inputs.js";
 import { planCreditedOrders, shapeCreditedOrders } from "./credited-orders.js";
 import { type StatementRows, shapeResults } from "./evaluate.js";
+import { withEveryRate } from "./every-rate.js";
 import {
   planAttribution,
   planChannelMeasures,
@@ -204,7 +205,8 @@ export class QueryService {
       q.pixelId,
       { cohorts: stable, day: plan.now.slice(0, 10) },
       opts,
-      async () => shapeCohorts(plan, await this.reader.query(plan.sql, plan.params)),
+      async () =>
+        shapeCohorts(plan, await withEveryRate(plan.params, (params) => this.reader.query(plan.sql, params))),
     );
   }
 
@@ -250,7 +252,7 @@ export class QueryService {
           ? d.current
           : { sql: d.sql, params: { ...d.params, [d.freshParam]: set } }
         : statement;
-    return this.reader.query<Record<string, unknown>>(run.sql, run.params);
+    return withEveryRate(run.params, (params) => this.reader.query<Record<string, unknown>>(run.sql, params));
   }
 
   /** The cache around a computation: key = pixel + data version + hash of the normalized query. */

@@ -183,6 +183,94 @@ describe("attribution reconciles with revenue to the cent", () => {
   });
 });
 
+describe("a latest earlier rate long before the range", () => {
+  // A statement reads the rates from 62 days before its range (RATES_LOOKBACK_DAYS) and runs again
+  // reading every rate when one is missing there: the answer is the same as reading every rate.
+  // Rates: CHF 0.5 on 2025-01-10 only; SEK 10 on 2025-01-10 and 8 on 2026-05-20; EUR 0.8 from Jun 3.
+  // Orders of a pixel of their own (UTC), each its own customer:
+  //   M  Jun 5 10:00  CHF 100 → 100 / 0.5 (the 2025 rate, 511 days back) = 200 USD
+  //   N  Jun 5 11:00  EUR  80 → 80 / 0.8 = 100 USD
+  //   O  Jun 6 10:00  SEK  16 → 16 / 8 (May 20, inside the 62 days) = 2 USD
+  //   refund of M, Jun 6 09:00, CHF 10 → 20 USD
+  const range = { start: "2026-06-05", end: "2026-06-06" };
+  let postOld: Poster;
+  beforeAll(async () => {
+    await suite.load.fxRates([
+      fxRate("2025-01-10", "CHF", 0.5),
+      fxRate("2025-01-10", "SEK", 10),
+      fxRate("2026-05-20", "SEK", 8),
+    ]);
+    const { post: p, load } = await suite.pixel();
+    postOld = p;
+    await load.orders([
+      order("M", "2026-06-05T10:00:00Z", "CHF", 100),
+      order("N", "2026-06-05T11:00:00Z", "EUR", 80),
+      order("O", "2026-06-06T10:00:00Z", "SEK", 16),
+    ]);
+    await load.refunds([refund("RM", "M", "2026-06-06T09:00:00Z", 10, "CHF")]);
+  });
+
+  it("converts at it, in the series, with the amount's currency or the target far back", async () => {
+    const usd = await query(
+      { dateRange: range, measures: ["orders.total_revenue", "orders.refunds"] },
+      postOld,
+    );
+    expect(column(usd)).toEqual([300, 2]);
+    expect(column(usd, "orders.refunds")).toEqual([0, 20]);
+    // Into CHF (its only rate is the 2025 one): N 100 USD × 0.5 = 50; M 100; O 2 USD × 0.5 = 1; the
+    // refund is in CHF already.
+    const chf = await query(
+      { dateRange: range, currency: "CHF", measures: ["orders.total_revenue", "orders.refunds"] },
+      postOld,
+    );
+    expect(column(chf)).toEqual([150, 1]);
+    expect(total(chf, "orders.refunds")).toBe(10);
+  });
+
+  it("reads the rates from 62 days before the range's first day, a parameter of its own", async () => {
+    const res = await post(
+      { dateRange: range, measures: ["orders.total_revenue"], timezone: "UTC" },
+      { path: "/db-mgmt/api/query?explain=true" },
+    );
+    expect(res.status, res.text).toBe(200);
+    const [first] = (res.body as { explain: { statements: { sql: string; params: Json }[] } }).explain
+      .statements;
+    expect(first!.sql).toContain("FROM fx_rates WHERE date >= {rates_from:Date}");
+    expect(first!.params.rates_from).toBe("2026-04-04");
+  });
+
+  it("attribution and cohorts convert at it too, and reconcile with the series", async () => {
+    // Net revenue 302 − 20 = 282 USD; in CHF 151 − 10 = 141.
+    for (const [currency, net] of [
+      ["USD", 282],
+      ["CHF", 141],
+    ] as const) {
+      const res = await postOld(
+        {
+          dimension: "attribution.channel",
+          dateRange: range,
+          timezone: "UTC",
+          currency,
+          attributionModel: "last_click",
+          attributionWindow: 30,
+        },
+        { path: "/db-mgmt/api/query-attribution" },
+      );
+      expect(res.status, res.text).toBe(200);
+      const revenue = Object.values(sums(res, "attribution.revenue")).reduce((a, b) => a! + (b ?? 0), 0)!;
+      expect(Math.round(revenue * 100), currency).toBe(net * 100);
+    }
+    const cohorts = await postOld(
+      { dateRange: range, cohortGranularity: "month", periods: 1, timezone: "UTC", currency: "CHF" },
+      { path: "/db-mgmt/api/query-cohort-analysis" },
+    );
+    expect(cohorts.status, cohorts.text).toBe(200);
+    const [june] = (cohorts.body as { cohorts: { size: number; periods: Json[] }[] }).cohorts;
+    expect(june!.size).toBe(3);
+    expect(june!.periods[0]!["orders.total_revenue"]).toBe(151);
+  });
+});
+
 describe("missing rates", () => {
   it("a target currency without a rate on or before an amount's day is a 400 naming both", async () => {
     // A (USD, Jun 1) → GBP needs a GBP rate on or before Jun 1: there is none

@@ -258,10 +258,17 @@ describe("the explained statements are what runs", () => {
     // o1: 10 USD × 0.5 = 5 EUR
     expect(total(await post(body), "orders.total_revenue")).toBe(5);
     const [statement] = await explain("/db-mgmt/api/query", body);
-    const rows = await app.stores.warehouse.query<{ orders_total: number }>(
-      statement!.sql,
-      statement!.params as never,
-    );
-    expect(rows.map((r) => Number(r.orders_total))).toEqual([5]);
+    const run = (params: Json) =>
+      app.stores.warehouse.query<{ orders_total: number; fx_missing: string }>(
+        statement!.sql,
+        params as never,
+      );
+    // The statement reads rates from 62 days before Oct 1 (Jul 31); EUR's only rate is Jan 1's, so it
+    // reports the rate missing, and the service runs it again reading every rate (docs/query.md).
+    const params = statement!.params as Json;
+    expect(params.rates_from).toBe("2026-07-31");
+    expect((await run(params)).map((r) => r.fx_missing)).toEqual(["2026-10-02 EUR"]);
+    const rows = await run({ ...params, rates_from: "1970-01-01" });
+    expect(rows.map((r) => [Number(r.orders_total), r.fx_missing])).toEqual([[5, ""]]);
   });
 });

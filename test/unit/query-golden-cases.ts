@@ -727,7 +727,7 @@ export function compileCase(c: GoldenCase): GoldenStatement[] {
   }
 }
 
-const PLACEHOLDER = /\{(p\d+):([^}]+)\}/g;
+const PLACEHOLDER = /\{(p\d+|rates_from):([^}]+)\}/g;
 
 /** Each placeholder of a statement with its declared type, in order of first use. */
 export function placeholderTypes(sql: string): Map<string, string[]> {
@@ -771,7 +771,9 @@ export function renderGolden(c: GoldenCase, statements: readonly GoldenStatement
       "",
       "-- parameters:",
     );
-    const names = Object.keys(s.params).sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
+    // Positional names in order, then the named ones (the rates' first day).
+    const position = (n: string) => (/^p\d+$/.test(n) ? Number(n.slice(1)) : Number.MAX_SAFE_INTEGER);
+    const names = Object.keys(s.params).sort((a, b) => position(a) - position(b));
     for (const name of names) {
       const type = types.get(name)?.join(" | ") ?? "(not referenced)";
       out.push(`--   ${name.padEnd(4)} ${type.padEnd(21)} ${JSON.stringify(s.params[name])}`);

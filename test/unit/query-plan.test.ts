@@ -34,7 +34,7 @@ function deepFreeze<T>(o: T): T {
   return o;
 }
 
-const PLACEHOLDER = /\{(p\d+):([^}]+)\}/g;
+const PLACEHOLDER = /\{(p\d+|rates_from):([^}]+)\}/g;
 /** The SQL text of every statement: the same for two requests of the same shape. */
 const shapeOf = (plan: QueryPlan) => plan.statements.map((s) => s.sql);
 

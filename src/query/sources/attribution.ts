@@ -3,7 +3,7 @@ import { hopsCte } from "../../identity/links-sql.js";
 import { FRACTIONAL_MODELS, POSITION_ENDS_SHARE, POSITION_MIDDLE_SHARE } from "../attribution-models.js";
 import { FIELD_BY_NAME } from "../filters/fields.js";
 import { bucketKeySql } from "../time.js";
-import { countedOrdersCte, fxCtes, fxJoin, groupBy, totalsColumn } from "./common.js";
+import { countedOrdersCte, fxCtes, fxJoin, groupBy, ratesFrom, totalsColumn } from "./common.js";
 import type { EmitContext } from "./context.js";
 import { placeholders } from "./facts.js";
 
@@ -126,7 +126,7 @@ credited AS (
         ? { labels: `if(touches = 0, ['${NO_TOUCH}'], arrayMap(x -> ${label("x")}, any_dims))` }
         : { labels: `[if(touches = 0, '${NO_TOUCH}', ${label(aggregate!.col)})]` };
   const ctes = [
-    fxCtes(p.target),
+    fxCtes(p.target, ratesFrom(ctx.binder, ctx.range.start)),
     countedOrdersCte(
       p.pixel,
       ctx.orderSettings,

@@ -2,7 +2,7 @@ import type { Binder } from "../binder.js";
 import { printFilter } from "../filters/print.js";
 import type { ResolvedCohorts } from "../resolve.js";
 import type { Instants } from "../time.js";
-import { countedOrdersCte, fxCtes, fxJoin } from "./common.js";
+import { countedOrdersCte, fxCtes, fxJoin, ratesFrom } from "./common.js";
 
 /**
  * Cohort rows: per cohort (start of the week or month of a customer's first counted order ever) and
@@ -30,7 +30,7 @@ export function emitCohorts(b: Binder, r: ResolvedCohorts, range: Instants): str
       ? `dateDiff('month', cohort, ${start("created_at")})`
       : `intDiv(dateDiff('day', cohort, ${start("created_at")}), 7)`;
   const fx = fxJoin("q", target);
-  return `WITH ${fxCtes(target)},
+  return `WITH ${fxCtes(target, ratesFrom(b, range.start))},
 ${countedOrdersCte(pixel, r.settings, b, r.timezone, false)},
 walked AS (
   SELECT o.created_at AS created_at, o.total_price AS total_price, o.currency AS currency,

@@ -5,7 +5,15 @@ import type { Binder } from "../binder.js";
 import { FIELD_BY_NAME } from "../filters/fields.js";
 import type { SourceName } from "../measures.js";
 import { bucketKeySql, wholeHourOffsets } from "../time.js";
-import { countedOrdersCte, countedPredicate, fxCtes, fxJoin, groupBy, totalsColumn } from "./common.js";
+import {
+  countedOrdersCte,
+  countedPredicate,
+  fxCtes,
+  fxJoin,
+  groupBy,
+  ratesFrom,
+  totalsColumn,
+} from "./common.js";
 import type { EmitContext } from "./context.js";
 
 /**
@@ -295,7 +303,10 @@ export function emitFactSource(
   const dimKeys = ctx.dimensions.map((_, i) => `d${i}`);
   const bucket = bucketKeySql("r.ts", ctx.granularity, p.tz);
   const rows = fact.rows(ctx, p, dimensionColumns(ctx.dimensions), where, bases);
-  const ctes = [...(converts ? [fxCtes(p.target)] : []), ...fact.ctes(ctx, p, bases)];
+  const ctes = [
+    ...(converts ? [fxCtes(p.target, ratesFrom(ctx.binder, ctx.range.start))] : []),
+    ...fact.ctes(ctx, p, bases),
+  ];
   const withCtes = ctes.length ? `WITH ${ctes.join(",\n")}\n` : "";
   if (!converts) {
     // Counts need no rate: without an amount to convert there is no join and no missing rate to report.

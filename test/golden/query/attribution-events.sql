@@ -3,7 +3,7 @@
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
 
 -- statement 1 of 1: attribution, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p3:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -66,3 +66,4 @@ GROUP BY d0
 --   p8   Int64                 7
 --   p9   Int64                 7
 --   p10  String                "add_to_cart"
+--   rates_from Date                  "2025-12-29"

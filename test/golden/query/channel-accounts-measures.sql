@@ -20,7 +20,7 @@ LIMIT {p2:Int64} OFFSET {p3:Int64}
 --   p3   Int64                 0
 
 -- statement 2 of 2: ads, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p3:String})
 SELECT any(q.bucket) AS bucket,
   q.d0 AS d0,
@@ -53,3 +53,4 @@ GROUP BY d0
 --   p5   (not referenced)      "2026-03-08 00:00:00.000"
 --   p6   Date                  "2026-03-01"
 --   p7   Date                  "2026-03-07"
+--   rates_from Date                  "2025-12-29"

@@ -21,7 +21,7 @@ LIMIT {p3:Int64} OFFSET {p4:Int64}
 --   p4   Int64                 0
 
 -- statement 2 of 9: ads, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p4:String})
 SELECT q.bucket AS bucket,
   q.d0 AS d0,
@@ -53,9 +53,10 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p6   (not referenced)      "2026-03-03 05:00:00.000"
 --   p7   Date                  "2026-03-02"
 --   p8   Date                  "2026-03-02"
+--   rates_from Date                  "2025-12-30"
 
 -- statement 3 of 9: attribution, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -118,9 +119,10 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p4   DateTime64(3, 'UTC')  "2026-03-03 05:00:00.000"
 --   p5   (not referenced)      "2026-03-02"
 --   p6   (not referenced)      "2026-03-02"
+--   rates_from Date                  "2025-12-30"
 
 -- statement 4 of 9: attribution, primary, from the derived tables
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p3:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -201,9 +203,10 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p5   DateTime64(3, 'UTC')  "2026-03-03 05:00:00.000"
 --   p6   (not referenced)      "2026-03-02"
 --   p7   (not referenced)      "2026-03-02"
+--   rates_from Date                  "2025-12-30"
 
 -- statement 5 of 9: attribution, primary, from the derived tables alone (nothing past the watermark)
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -266,9 +269,10 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p4   DateTime64(3, 'UTC')  "2026-03-03 05:00:00.000"
 --   p5   (not referenced)      "2026-03-02"
 --   p6   (not referenced)      "2026-03-02"
+--   rates_from Date                  "2025-12-30"
 
 -- statement 6 of 9: ads, compare
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p4:String})
 SELECT q.bucket AS bucket,
   q.d0 AS d0,
@@ -300,9 +304,10 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p6   (not referenced)      "2026-02-24 05:00:00.000"
 --   p7   Date                  "2026-02-23"
 --   p8   Date                  "2026-02-23"
+--   rates_from Date                  "2025-12-23"
 
 -- statement 7 of 9: attribution, compare
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -365,9 +370,10 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p4   DateTime64(3, 'UTC')  "2026-02-24 05:00:00.000"
 --   p5   (not referenced)      "2026-02-23"
 --   p6   (not referenced)      "2026-02-23"
+--   rates_from Date                  "2025-12-23"
 
 -- statement 8 of 9: attribution, compare, from the derived tables
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p3:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -448,9 +454,10 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p5   DateTime64(3, 'UTC')  "2026-02-24 05:00:00.000"
 --   p6   (not referenced)      "2026-02-23"
 --   p7   (not referenced)      "2026-02-23"
+--   rates_from Date                  "2025-12-23"
 
 -- statement 9 of 9: attribution, compare, from the derived tables alone (nothing past the watermark)
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -513,3 +520,4 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p4   DateTime64(3, 'UTC')  "2026-02-24 05:00:00.000"
 --   p5   (not referenced)      "2026-02-23"
 --   p6   (not referenced)      "2026-02-23"
+--   rates_from Date                  "2025-12-23"

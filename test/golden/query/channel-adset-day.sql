@@ -47,7 +47,7 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p8   Date                  "2026-03-07"
 
 -- statement 3 of 5: attribution, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -112,9 +112,10 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p6   (not referenced)      "2026-03-07"
 --   p7   Int64                 7
 --   p8   Int64                 7
+--   rates_from Date                  "2025-12-29"
 
 -- statement 4 of 5: attribution, primary, from the derived tables
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p3:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -197,9 +198,10 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p7   (not referenced)      "2026-03-07"
 --   p8   Int64                 7
 --   p9   Int64                 7
+--   rates_from Date                  "2025-12-29"
 
 -- statement 5 of 5: attribution, primary, from the derived tables alone (nothing past the watermark)
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -264,3 +266,4 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p6   (not referenced)      "2026-03-07"
 --   p7   (not referenced)      7
 --   p8   Int64                 7
+--   rates_from Date                  "2025-12-29"

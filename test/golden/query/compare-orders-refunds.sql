@@ -3,7 +3,7 @@
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
 
 -- statement 1 of 4: orders, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, row_number() OVER (PARTITION BY customer_key ORDER BY o.created_at, o.order_id) AS customer_order_number,
@@ -39,9 +39,10 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
 --   p5   (not referenced)      "2026-03-01"
 --   p6   (not referenced)      "2026-03-07"
+--   rates_from Date                  "2025-12-29"
 
 -- statement 2 of 4: refunds, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, row_number() OVER (PARTITION BY customer_key ORDER BY o.created_at, o.order_id) AS customer_order_number,
@@ -72,9 +73,10 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
 --   p5   (not referenced)      "2026-03-01"
 --   p6   (not referenced)      "2026-03-07"
+--   rates_from Date                  "2025-12-29"
 
 -- statement 3 of 4: orders, compare
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, row_number() OVER (PARTITION BY customer_key ORDER BY o.created_at, o.order_id) AS customer_order_number,
@@ -110,9 +112,10 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p4   DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
 --   p5   (not referenced)      "2026-02-22"
 --   p6   (not referenced)      "2026-02-28"
+--   rates_from Date                  "2025-12-22"
 
 -- statement 4 of 4: refunds, compare
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, row_number() OVER (PARTITION BY customer_key ORDER BY o.created_at, o.order_id) AS customer_order_number,
@@ -143,3 +146,4 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p4   DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
 --   p5   (not referenced)      "2026-02-22"
 --   p6   (not referenced)      "2026-02-28"
+--   rates_from Date                  "2025-12-22"

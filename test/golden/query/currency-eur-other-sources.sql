@@ -3,7 +3,7 @@
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
 
 -- statement 1 of 6: ads, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String})
 SELECT q.bucket AS bucket,
   sum(if(q.ads_spend = 0, 0., q.ads_spend * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS ads_spend,
@@ -32,9 +32,10 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p4   (not referenced)      "2026-03-08 00:00:00.000"
 --   p5   Date                  "2026-03-01"
 --   p6   Date                  "2026-03-07"
+--   rates_from Date                  "2025-12-29"
 
 -- statement 2 of 6: events, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 hops AS (
   SELECT alias_value AS old, argMax(canonical_id, version) AS new FROM identity_links
@@ -65,9 +66,10 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
 --   p5   (not referenced)      "2026-03-01"
 --   p6   (not referenced)      "2026-03-07"
+--   rates_from Date                  "2025-12-29"
 
 -- statement 3 of 6: order_costs, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -102,9 +104,10 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
 --   p5   (not referenced)      "2026-03-01"
 --   p6   (not referenced)      "2026-03-07"
+--   rates_from Date                  "2025-12-29"
 
 -- statement 4 of 6: attribution, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -167,9 +170,10 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p6   (not referenced)      "2026-03-07"
 --   p7   Int64                 30
 --   p8   Int64                 30
+--   rates_from Date                  "2025-12-29"
 
 -- statement 5 of 6: attribution, primary, from the derived tables
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p3:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -250,9 +254,10 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p7   (not referenced)      "2026-03-07"
 --   p8   Int64                 30
 --   p9   Int64                 30
+--   rates_from Date                  "2025-12-29"
 
 -- statement 6 of 6: attribution, primary, from the derived tables alone (nothing past the watermark)
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -315,3 +320,4 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p6   (not referenced)      "2026-03-07"
 --   p7   (not referenced)      30
 --   p8   Int64                 30
+--   rates_from Date                  "2025-12-29"

@@ -3,7 +3,7 @@
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
 
 -- statement 1 of 4: orders, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -35,9 +35,10 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
 --   p5   (not referenced)      "2026-03-01"
 --   p6   (not referenced)      "2026-03-07"
+--   rates_from Date                  "2025-12-29"
 
 -- statement 2 of 4: orders, primary, from the derived tables
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p3:String})
 SELECT q.bucket AS bucket,
   sum(if(q.orders_total = 0, 0., q.orders_total * if(q.cur = {p3:String}, 1., if({p3:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS orders_total,
@@ -79,9 +80,10 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p5   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
 --   p6   (not referenced)      "2026-03-01"
 --   p7   (not referenced)      "2026-03-07"
+--   rates_from Date                  "2025-12-29"
 
 -- statement 3 of 4: orders, primary, from the derived tables alone (nothing past the watermark)
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String})
 SELECT q.bucket AS bucket,
   sum(if(q.orders_total = 0, 0., q.orders_total * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS orders_total,
@@ -111,9 +113,10 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
 --   p5   (not referenced)      "2026-03-01"
 --   p6   (not referenced)      "2026-03-07"
+--   rates_from Date                  "2025-12-29"
 
 -- statement 4 of 4: refunds, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -143,3 +146,4 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
 --   p5   (not referenced)      "2026-03-01"
 --   p6   (not referenced)      "2026-03-07"
+--   rates_from Date                  "2025-12-29"

@@ -3,7 +3,7 @@
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
 
 -- statement 1 of 3: orders, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -36,9 +36,10 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p4   DateTime64(3, 'UTC')  "2026-03-15 00:00:00.000"
 --   p5   (not referenced)      "2026-02-01"
 --   p6   (not referenced)      "2026-03-14"
+--   rates_from Date                  "2025-12-01"
 
 -- statement 2 of 3: orders, primary, from the derived tables
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p3:String})
 SELECT q.bucket AS bucket,
   toFloat64(sum(q.orders_count)) AS orders_count,
@@ -81,9 +82,10 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p5   DateTime64(3, 'UTC')  "2026-03-15 00:00:00.000"
 --   p6   (not referenced)      "2026-02-01"
 --   p7   (not referenced)      "2026-03-14"
+--   rates_from Date                  "2025-12-01"
 
 -- statement 3 of 3: orders, primary, from the derived tables alone (nothing past the watermark)
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String})
 SELECT q.bucket AS bucket,
   toFloat64(sum(q.orders_count)) AS orders_count,
@@ -114,3 +116,4 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p4   DateTime64(3, 'UTC')  "2026-03-15 00:00:00.000"
 --   p5   (not referenced)      "2026-02-01"
 --   p6   (not referenced)      "2026-03-14"
+--   rates_from Date                  "2025-12-01"

@@ -3,7 +3,7 @@
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, stored order settings {"countPendingOrders":true,"countVoidedOrders":false,"refundDateAttribution":"order_date","exclusionFilters":[{"id":"00000000-0000-4000-8000-000000000011","name":"No country","enabled":true,"conditionGroups":[{"id":"00000000-0000-4000-8000-000000000012","logic":"or","conditions":[{"id":"00000000-0000-4000-8000-000000000013","field":"country","operator":"is_not_set","value":""}]}],"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"}]}
 
 -- statement 1 of 2: orders, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -35,9 +35,10 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
 --   p5   (not referenced)      "2026-03-01"
 --   p6   (not referenced)      "2026-03-07"
+--   rates_from Date                  "2025-12-29"
 
 -- statement 2 of 2: refunds, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
@@ -67,3 +68,4 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p4   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
 --   p5   (not referenced)      "2026-03-01"
 --   p6   (not referenced)      "2026-03-07"
+--   rates_from Date                  "2025-12-29"

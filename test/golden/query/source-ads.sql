@@ -3,7 +3,7 @@
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
 
 -- statement 1 of 1: ads, primary
-WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates GROUP BY currency, date),
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String})
 SELECT q.bucket AS bucket,
   sum(if(q.ads_spend = 0, 0., q.ads_spend * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS ads_spend,
@@ -36,3 +36,4 @@ GROUP BY GROUPING SETS ((bucket), ())
 --   p4   (not referenced)      "2026-03-08 00:00:00.000"
 --   p5   Date                  "2026-03-01"
 --   p6   Date                  "2026-03-07"
+--   rates_from Date                  "2025-12-29"
