@@ -316,6 +316,8 @@ export function planChannelMeasures(r: ResolvedChannel, entityIds: string[]): Qu
               convWhere: "1",
               // Credit is decided over every touch (filtering touches to the page would move credit).
               touchWhere: "1",
+              // The rows are ad entities: conversions credited to none are never read.
+              touchedOnly: true,
             },
             { derived },
           ),

@@ -25,6 +25,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestApp } from "../helpers/app.js";
 import {
+  adEntity,
   adMetric,
   byValue,
   detail,
@@ -256,6 +257,46 @@ describe("spend, ROAS and CPA for ad-entity dimensions", () => {
     expect(row("g2")).toEqual([0, 0, 25, 0, null]);
     expect(row("(not set)")).toEqual([1, 60, 0, null, 0]);
     expect(row("(none)")).toEqual([3, 120, 0, null, 0]);
+  });
+
+  it("channel details give each listed campaign the figures of the attribution.campaign_id rows", async () => {
+    // Its rows are ad entities, so it reads only conversions credited to a touch: OC, OF and OB (no
+    // touch in 30 days) and the (not set) ones never reach an entity. first_click 30 as above: g1 2
+    // orders, 160, ROAS 2; f1 and g2 0. last_click 30: OA ← a3 (not set), OD ← d1 g1 → g1 1, 80.
+    await suite.load.adEntities([
+      adEntity("google", "campaign", "g1", "act-g", "Summer"),
+      adEntity("facebook", "campaign", "f1", "act-f", "Retarget"),
+      adEntity("google", "campaign", "g2", "act-g", "Other"),
+    ]);
+    for (const [model, expected] of [
+      ["first_click", { g1: [2, 160, 2], f1: [0, 0, 0], g2: [0, 0, 0] }],
+      ["last_click", { g1: [1, 80, 1], f1: [0, 0, 0], g2: [0, 0, 0] }],
+    ] as const) {
+      const res = await post(
+        {
+          level: "campaign",
+          measures: ["attribution.orders", "attribution.revenue", "attribution.roas"],
+          dateRange: RANGE,
+          timezone: "UTC",
+          attributionModel: model,
+          attributionWindow: 30,
+        },
+        { path: "/db-mgmt/api/query-channel-details" },
+      );
+      expect(res.status, res.text).toBe(200);
+      const rows = (
+        res.body as {
+          results: { basicDetails: { id: string }; data: { primary: Record<string, number>[] } }[];
+        }
+      ).results;
+      const got = Object.fromEntries(
+        rows.map((r) => [
+          r.basicDetails.id,
+          ["attribution.orders", "attribution.revenue", "attribution.roas"].map((m) => r.data.primary[0]![m]),
+        ]),
+      );
+      expect(got, model).toEqual(expected);
+    }
   });
 
   it("the default measures depend on the dimension", async () => {

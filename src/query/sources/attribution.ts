@@ -16,6 +16,12 @@ export interface AttributionSpec {
   /** SQL over touch alias `t` / conversion alias `o` (orders) or `e` (events), compiled by the caller. */
   convWhere: string;
   touchWhere: string;
+  /**
+   * Only conversions with a touch in the window: the caller reads no `(none)` row (channel details,
+   * whose rows are ad entities). The derived form then joins the conversions to their credited touches
+   * with an inner join, which leaves out most conversions before they are grouped.
+   */
+  touchedOnly?: boolean;
 }
 
 /**
@@ -108,14 +114,14 @@ credited AS (
       .map((d, i) => (d.startsWith("attribution.") ? "" : `, c.d${i} AS d${i}`))
       .join("")},
     a.touches AS touches${aggregate ? `, a.${aggregate.col} AS ${aggregate.col}` : ""}
-  FROM conv AS c LEFT JOIN tagg AS a ON a.conv_key = ${conversionKey("c.conv_id", "c.ts")}
+  FROM conv AS c ${spec.touchedOnly ? "INNER" : "LEFT"} JOIN tagg AS a ON a.conv_key = ${conversionKey("c.conv_id", "c.ts")}${spec.touchedOnly ? " AND a.touches > 0" : ""}
 )`
     : `credited AS (
   SELECT c.conv_id AS conv_id, any(c.ts) AS ts, any(c.cur) AS cur, any(c.fx_day) AS fx_day, toUInt8(1) AS fx_k,
     any(c.value) AS value, any(c.refunded) AS refunded, any(c.refund_missing) AS refund_missing${carried},
     countIf(${inWindow}) AS touches${modelCredit(inWindow)}
   FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
-  GROUP BY c.conv_id
+  GROUP BY c.conv_id${spec.touchedOnly ? "\n  HAVING touches > 0" : ""}
 )`;
   const label = (x: string) => `if(${x} = '', '${NOT_SET}', ${x})`;
   const credits: Credits = !touchDim

@@ -94,6 +94,7 @@ credited AS (
     groupUniqArrayIf(t.tdim, t.cid != '' AND t.touch_time <= c.ts) AS any_dims
   FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
   GROUP BY c.conv_id
+  HAVING touches > 0
 )
 SELECT q.bucket AS bucket,
   q.d0 AS d0,
@@ -176,7 +177,7 @@ credited AS (
   SELECT c.conv_id AS conv_id, c.ts AS ts, c.cur AS cur, c.fx_day AS fx_day, toUInt8(1) AS fx_k,
     c.value AS value, c.refunded AS refunded, c.refund_missing AS refund_missing,
     a.touches AS touches, a.any_dims AS any_dims
-  FROM conv AS c LEFT JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts)))
+  FROM conv AS c INNER JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts))) AND a.touches > 0
 )
 SELECT q.bucket AS bucket,
   q.d0 AS d0,
@@ -243,7 +244,7 @@ credited AS (
   SELECT c.conv_id AS conv_id, c.ts AS ts, c.cur AS cur, c.fx_day AS fx_day, toUInt8(1) AS fx_k,
     c.value AS value, c.refunded AS refunded, c.refund_missing AS refund_missing,
     a.touches AS touches, a.any_dims AS any_dims
-  FROM conv AS c LEFT JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts)))
+  FROM conv AS c INNER JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts))) AND a.touches > 0
 )
 SELECT q.bucket AS bucket,
   q.d0 AS d0,
@@ -345,6 +346,7 @@ credited AS (
     groupUniqArrayIf(t.tdim, t.cid != '' AND t.touch_time <= c.ts) AS any_dims
   FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
   GROUP BY c.conv_id
+  HAVING touches > 0
 )
 SELECT q.bucket AS bucket,
   q.d0 AS d0,
@@ -427,7 +429,7 @@ credited AS (
   SELECT c.conv_id AS conv_id, c.ts AS ts, c.cur AS cur, c.fx_day AS fx_day, toUInt8(1) AS fx_k,
     c.value AS value, c.refunded AS refunded, c.refund_missing AS refund_missing,
     a.touches AS touches, a.any_dims AS any_dims
-  FROM conv AS c LEFT JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts)))
+  FROM conv AS c INNER JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts))) AND a.touches > 0
 )
 SELECT q.bucket AS bucket,
   q.d0 AS d0,
@@ -494,7 +496,7 @@ credited AS (
   SELECT c.conv_id AS conv_id, c.ts AS ts, c.cur AS cur, c.fx_day AS fx_day, toUInt8(1) AS fx_k,
     c.value AS value, c.refunded AS refunded, c.refund_missing AS refund_missing,
     a.touches AS touches, a.any_dims AS any_dims
-  FROM conv AS c LEFT JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts)))
+  FROM conv AS c INNER JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts))) AND a.touches > 0
 )
 SELECT q.bucket AS bucket,
   q.d0 AS d0,

@@ -91,6 +91,7 @@ credited AS (
     argMaxIf(t.tdim, (t.touch_time, t.event_id), t.cid != '' AND t.touch_time <= c.ts AND t.touch_time > subtractDays(c.ts, {p8:Int64})) AS last_dim
   FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
   GROUP BY c.conv_id
+  HAVING touches > 0
 )
 SELECT any(q.bucket) AS bucket,
   q.d0 AS d0,
@@ -175,7 +176,7 @@ credited AS (
   SELECT c.conv_id AS conv_id, c.ts AS ts, c.cur AS cur, c.fx_day AS fx_day, toUInt8(1) AS fx_k,
     c.value AS value, c.refunded AS refunded, c.refund_missing AS refund_missing,
     a.touches AS touches, a.last_dim AS last_dim
-  FROM conv AS c LEFT JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts)))
+  FROM conv AS c INNER JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts))) AND a.touches > 0
 )
 SELECT any(q.bucket) AS bucket,
   q.d0 AS d0,
@@ -244,7 +245,7 @@ credited AS (
   SELECT c.conv_id AS conv_id, c.ts AS ts, c.cur AS cur, c.fx_day AS fx_day, toUInt8(1) AS fx_k,
     c.value AS value, c.refunded AS refunded, c.refund_missing AS refund_missing,
     a.touches AS touches, a.last_dim AS last_dim
-  FROM conv AS c LEFT JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts)))
+  FROM conv AS c INNER JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts))) AND a.touches > 0
 )
 SELECT any(q.bucket) AS bucket,
   q.d0 AS d0,
