@@ -5,6 +5,9 @@ import { hopsCte } from "../identity/links-sql.js";
  * resolved in one hop, as queries resolve them) at or before it, with the fields attribution credits
  * and filters on. A refresh rebuilds the rows of every order whose identity has a row ingested after
  * `since` (a touch, a canonical link, an order version), or of every order when there is no `since`.
+ * Only orders with a touch get a row (most orders have none, and every query would read them): an
+ * order without a row has no touch, and an order whose touches went away (its customer or a merge
+ * changed) gets an empty row over its stored one.
  */
 
 export const CONVERSION_TOUCHES = "conversion_touches";
@@ -78,6 +81,8 @@ ${CHANGED_IDS}`;
   const only = " AND canonical_id IN (SELECT id FROM changed_ids)";
   const month = scope === "month" ? " AND toYYYYMM(created_at) = {month:UInt32}" : "";
   const tuple = ["t.touch_time", "t.event_id", ...TOUCH_FIELDS.map((f) => `t.${f}`)].join(", ");
+  // Stored rows with touches: the orders that get an empty row when they have none now.
+  const stored = `SELECT order_id, created_at FROM ${CONVERSION_TOUCHES} WHERE pixel_id = ${PIXEL} AND notEmpty(touches)${month}`;
   return `INSERT INTO ${CONVERSION_TOUCHES} (pixel_id, order_id, created_at, built_version, touches)
 WITH ${hopsCte(PIXEL)},
 ${changed},
@@ -92,9 +97,10 @@ tp AS (
   LEFT JOIN hops AS h ON h.old = t.canonical_id
 )
 SELECT ${PIXEL}, c.order_id, c.created_at, {version:UInt64},
-  arraySort(groupArrayIf(t.touch, t.cid != '' AND t.touch_time <= c.created_at))
+  arraySort(groupArrayIf(t.touch, t.cid != '' AND t.touch_time <= c.created_at)) AS touches
 FROM conv AS c LEFT JOIN tp AS t ON t.cid = c.cid
-GROUP BY c.order_id, c.created_at`;
+GROUP BY c.order_id, c.created_at
+HAVING notEmpty(touches) OR (c.order_id, c.created_at) IN (${stored})`;
 }
 
 /** The pixel's watermark, or BEFORE_EVERYTHING when never built: a scalar subquery for queries. */

@@ -351,9 +351,8 @@ describe("derived tables answer as raw data", () => {
           ),
         });
         await app.services.derivedWorker.runOnce(0);
-        const rows = await derivedRows(px.pixelId);
-        expect(rows.touches).toBeGreaterThan(0);
-        expect(rows.hours).toBeGreaterThan(0);
+        // Built: every order has its hour (an order without a touch has no conversion_touches row).
+        expect((await derivedRows(px.pixelId)).hours).toBeGreaterThan(0);
         derivedServed++;
         await check("refreshed");
 
@@ -482,6 +481,68 @@ describe("derived tables answer as raw data", () => {
       expect({ derived, orders: sums(r, "attribution.orders") }).toEqual({ derived, orders: { google: 1 } });
       expect(sums(r, "attribution.revenue")).toEqual({ google: 100 });
     }
+  });
+
+  it("only orders with a touch have a row; a stored row of an order without touches now is emptied (worked example)", async () => {
+    // o-c (cust-c, touched by google on 28 Sep) and o-n (cust-n, never touched): one row, o-c's. A row
+    // with a touch is then left for o-n (as a build before its touches went away would leave it); the
+    // next refresh of o-n's identity must write an empty row over it, not skip o-n for having none.
+    const { px, post } = await newPixel();
+    const orderN = (updatedAt: string) =>
+      order("o-n", "2026-09-30T13:00:00Z", "USD", 50, { customer: { id: "cust-n" }, updatedAt });
+    await loadRaw(app, px.pixelId, px, {
+      events: [
+        touch("anon-c", "2026-09-28T10:00:00Z", "utm_source=google&utm_medium=cpc", {
+          eventId: "t-c",
+          ...storeCustomer("cust-c"),
+        }),
+      ],
+      orders: [
+        order("o-c", "2026-09-30T12:00:00Z", "USD", 100, { customer: { id: "cust-c" } }),
+        orderN("2026-09-30T13:00:00Z"),
+      ],
+    });
+    await app.services.derivedWorker.runOnce(0);
+    expect((await derivedRows(px.pixelId)).touches).toBe(1);
+    const body = {
+      dimension: "attribution.source",
+      dateRange: RANGE,
+      timezone: "UTC",
+      attributionModel: "last_click",
+      attributionWindow: 30,
+    };
+    const credit = async (derived: boolean) => {
+      const res = (await post(body, { path: "/db-mgmt/api/query-attribution", derived })) as {
+        status: number;
+        body: unknown;
+      };
+      const r = {
+        status: res.status,
+        body: res.body,
+        text: JSON.stringify(res.body),
+        headers: new Headers(),
+      };
+      return sums(r, "attribution.revenue");
+    };
+    expect(await credit(true)).toEqual({ google: 100, "(none)": 50 });
+
+    await app.stores.warehouse.command(
+      `INSERT INTO conversion_touches (pixel_id, order_id, created_at, built_version, touches)
+       VALUES ({p:String}, 'o-n', '2026-09-30 13:00:00.000', 1,
+         [(toDateTime64('2026-09-29 10:00:00', 3, 'UTC'), 't-x', 'paid_search', 'google', 'cpc', '', '', '', '', '', '')])`,
+      { p: px.pixelId },
+    );
+    // A new version of o-n (nothing else changed) puts its identity past the watermark.
+    await loadRaw(app, px.pixelId, px, { orders: [orderN("2026-10-02T00:00:00Z")] });
+    expect(await credit(false)).toEqual({ google: 100, "(none)": 50 });
+    await app.services.derivedWorker.runOnce(0);
+    expect((await app.services.derivedWorker.lag()).pixels).toBe(0);
+    expect(await credit(true)).toEqual({ google: 100, "(none)": 50 });
+    const [n] = await app.stores.warehouse.query<{ touches: number }>(
+      "SELECT length(touches) AS touches FROM conversion_touches FINAL WHERE pixel_id = {p:String} AND order_id = 'o-n'",
+      { p: px.pixelId },
+    );
+    expect(Number(n?.touches)).toBe(0);
   });
 
   it("GET /db-mgmt/api/derived/lag says how far the derived tables trail, and refuses a bad waitMs", async () => {
