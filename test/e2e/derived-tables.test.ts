@@ -285,6 +285,23 @@ async function derivedRows(pixelId: string): Promise<{ touches: number; hours: n
   return { touches: Number(row?.touches ?? 0), hours: Number(row?.hours ?? 0) };
 }
 
+/** Last-click credit by source over RANGE (30-day window), from the derived tables or raw data. */
+async function lastClickBySource(post: Awaited<ReturnType<typeof newPixel>>["post"], derived: boolean) {
+  const body = {
+    dimension: "attribution.source",
+    dateRange: RANGE,
+    timezone: "UTC",
+    attributionModel: "last_click",
+    attributionWindow: 30,
+  };
+  const res = (await post(body, { path: "/db-mgmt/api/query-attribution", derived })) as {
+    status: number;
+    body: unknown;
+  };
+  const r = { status: res.status, body: res.body, text: JSON.stringify(res.body), headers: new Headers() };
+  return { orders: sums(r, "attribution.orders"), revenue: sums(r, "attribution.revenue") };
+}
+
 async function newPixel() {
   const px = await app.pixelWithKey(["analytics:read", "events:write"]);
   const post = async (body: Body, o: { path: string; derived: boolean }) => {
@@ -400,26 +417,7 @@ describe("derived tables answer as raw data", () => {
       orders: [order("o-a", "2026-09-30T12:00:00Z", "USD", 100, { customer: { id: "cust-a" } })],
     });
     await app.services.derivedWorker.runOnce(0);
-    const body = {
-      dimension: "attribution.source",
-      dateRange: RANGE,
-      timezone: "UTC",
-      attributionModel: "last_click",
-      attributionWindow: 30,
-    };
-    const credit = async (derived: boolean) => {
-      const res = (await post(body, { path: "/db-mgmt/api/query-attribution", derived })) as {
-        status: number;
-        body: unknown;
-      };
-      const r = {
-        status: res.status,
-        body: res.body,
-        text: JSON.stringify(res.body),
-        headers: new Headers(),
-      };
-      return { orders: sums(r, "attribution.orders"), revenue: sums(r, "attribution.revenue") };
-    };
+    const credit = (derived: boolean) => lastClickBySource(post, derived);
     expect(await credit(true)).toEqual({ orders: { "(none)": 1 }, revenue: { "(none)": 100 } });
 
     await loadRaw(app, px.pixelId, px, {
@@ -460,26 +458,10 @@ describe("derived tables answer as raw data", () => {
     // Rebuilt, so the order is read from the derived table, where its touch now stands under both times.
     expect(refreshed.map((r) => r.pixelId)).toContain(px.pixelId);
     expect((await derivedRows(px.pixelId)).touches).toBe(2);
-    const body = {
-      dimension: "attribution.source",
-      dateRange: RANGE,
-      timezone: "UTC",
-      attributionModel: "last_click",
-      attributionWindow: 30,
-    };
     for (const derived of [true, false]) {
-      const res = (await post(body, { path: "/db-mgmt/api/query-attribution", derived })) as {
-        status: number;
-        body: unknown;
-      };
-      const r = {
-        status: res.status,
-        body: res.body,
-        text: JSON.stringify(res.body),
-        headers: new Headers(),
-      };
-      expect({ derived, orders: sums(r, "attribution.orders") }).toEqual({ derived, orders: { google: 1 } });
-      expect(sums(r, "attribution.revenue")).toEqual({ google: 100 });
+      const { orders, revenue } = await lastClickBySource(post, derived);
+      expect({ derived, orders }).toEqual({ derived, orders: { google: 1 } });
+      expect(revenue).toEqual({ google: 100 });
     }
   });
 
@@ -504,26 +486,7 @@ describe("derived tables answer as raw data", () => {
     });
     await app.services.derivedWorker.runOnce(0);
     expect((await derivedRows(px.pixelId)).touches).toBe(1);
-    const body = {
-      dimension: "attribution.source",
-      dateRange: RANGE,
-      timezone: "UTC",
-      attributionModel: "last_click",
-      attributionWindow: 30,
-    };
-    const credit = async (derived: boolean) => {
-      const res = (await post(body, { path: "/db-mgmt/api/query-attribution", derived })) as {
-        status: number;
-        body: unknown;
-      };
-      const r = {
-        status: res.status,
-        body: res.body,
-        text: JSON.stringify(res.body),
-        headers: new Headers(),
-      };
-      return sums(r, "attribution.revenue");
-    };
+    const credit = async (derived: boolean) => (await lastClickBySource(post, derived)).revenue;
     expect(await credit(true)).toEqual({ google: 100, "(none)": 50 });
 
     await app.stores.warehouse.command(
