@@ -6,8 +6,8 @@ import { hopsCte } from "../identity/links-sql.js";
  * and filters on. A refresh rebuilds the rows of every order whose identity has a row ingested after
  * `since` (a touch, a canonical link, an order version), or of every order when there is no `since`.
  * Only orders with a touch get a row (most orders have none, and every query would read them): an
- * order without a row has no touch, and an order whose touches went away (its customer or a merge
- * changed) gets an empty row over its stored one.
+ * order without a row has no touch, and an order whose touches went away (a link re-pointed its
+ * identity) gets an empty row over its stored one.
  */
 
 export const CONVERSION_TOUCHES = "conversion_touches";
