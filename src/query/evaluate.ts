@@ -24,7 +24,7 @@ interface Series {
 }
 type Period = Map<string, Series>;
 
-const RESERVED = new Set(["bucket", "fx_missing", "is_total"]);
+const RESERVED = new Set(["bucket", "period", "fx_missing", "is_total"]);
 
 /** Raises the 400 the interface asks for when an amount had no rate on or before its day. */
 export function checkRates(rows: Record<string, unknown>[]): void {
@@ -43,8 +43,13 @@ export function checkRates(rows: Record<string, unknown>[]): void {
 function collect(plan: QueryPlan, results: StatementRows[], period: "primary" | "compare"): Period {
   const out: Period = new Map();
   const dims = plan.dimensions.length;
-  for (const { statement, rows } of results) {
-    if (statement.period !== period) continue;
+  // A statement of both periods tells each row's: 0 the range, 1 the compare period.
+  const wanted = period === "primary" ? 0 : 1;
+  for (const result of results) {
+    const { statement } = result;
+    if (statement.period !== period && statement.period !== "both") continue;
+    const rows =
+      statement.period === "both" ? result.rows.filter((r) => Number(r.period) === wanted) : result.rows;
     checkRates(rows);
     for (const r of rows) {
       const values = Array.from({ length: dims }, (_, i) => String(r[`d${i}`] ?? ""));

@@ -26,14 +26,16 @@ import { emitFactSource, ordersRollupServes } from "./sources/facts.js";
 import { type Bucket, buckets, type Granularity, type Instants } from "./time.js";
 
 /**
- * The plan step: a resolved query (`resolve.ts`) printed as one statement per fact source and
- * period. Nothing here refuses a request — resolution did — and nothing does I/O.
+ * The plan step: a resolved query (`resolve.ts`) printed as one statement per fact source (both
+ * periods in one when there is a compare period that does not overlap the range) and one per
+ * attribution part and period. Nothing here refuses a request — resolution did — and nothing does I/O.
  */
 
 /** One SQL statement to run: plain data, so `?explain=true` can return it as is. */
 export interface Statement {
   source: SourceName;
-  period: "primary" | "compare";
+  /** `both`: the statement answers the range and the compare period; its rows carry `period` (0 | 1). */
+  period: "primary" | "compare" | "both";
   sql: string;
   params: Params;
   /**
@@ -57,7 +59,7 @@ export interface Statement {
  * (orders-valued conversions only) the derived tables.
  */
 export function attributionStatement(
-  period: Statement["period"],
+  period: "primary" | "compare",
   valueSource: "orders" | "events",
   emit: (binder: Binder, derived: DerivedTouches | undefined) => string,
 ): Statement {
@@ -138,12 +140,24 @@ function frame(periods: Periods, granularity: Granularity, timezone: string) {
   };
 }
 
+/**
+ * Whether the fact sources answer both periods in one statement: each statement has a fixed cost
+ * (its plan, the FINAL reads, the rate joins) that two periods then pay once. Overlapping periods
+ * stay apart, since a row in both would have to count twice.
+ */
+const oneStatementForBoth = (p: Periods): p is Periods & { compare: Instants } =>
+  p.compare !== undefined && (p.compare.end <= p.primary.start || p.compare.start >= p.primary.end);
+
 /** Plans `POST /db-mgmt/api/query`. Pure: the same resolved query gives the same plan. */
 export function planGeneral(r: ResolvedGeneral): QueryPlan {
   const statements: Statement[] = [];
+  const both = oneStatementForBoth(r.periods);
   for (const [period, range] of periodsOf(r.periods)) {
     if (!range) continue;
     for (const part of r.parts) {
+      // The compare period of a fact source is answered by the primary's statement.
+      if (both && period === "compare" && part.source !== "attribution") continue;
+      const compareRange = both && part.source !== "attribution" ? { compareRange: r.periods.compare } : {};
       const ctx = (binder: Binder): EmitContext => ({
         binder,
         pixelId: r.pixelId,
@@ -155,6 +169,7 @@ export function planGeneral(r: ResolvedGeneral): QueryPlan {
         dimensions: r.dimensions,
         attribution: r.attribution,
         needsCustomerNumbering: r.numbering,
+        ...compareRange,
       });
       if (part.source === "attribution") {
         statements.push(
@@ -175,7 +190,12 @@ export function planGeneral(r: ResolvedGeneral): QueryPlan {
       }
       const binder = new Binder();
       const sql = emitFactSource(part.source, part.names, ctx(binder), printFilter(part.where, binder));
-      const statement: Statement = { source: part.source, period, sql, params: binder.params };
+      const statement: Statement = {
+        source: part.source,
+        period: "compareRange" in compareRange ? "both" : period,
+        sql,
+        params: binder.params,
+      };
       if (ordersRollupServes(part.source, part.names, ctx(binder), part.where !== undefined)) {
         statement.derived = derivedForms("hours", (b, freshHours) =>
           emitFactSource(part.source, part.names, ctx(b), "1", { freshHours }),

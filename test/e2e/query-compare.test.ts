@@ -14,17 +14,34 @@
  *                   customers p1, p2 = 2; returning p1 (O3 is its 2nd order) → repeat rate 50 %
  *   compare by day: orders 1, 1, 0 = 2   revenue 40, 20, 0 = 60   AOV 40, 20, null → 60 / 2 = 30
  *                   refunds 0; net 60; customers 2, returning 0 → repeat rate 0 %
+ *
+ * Ad spend (USD, campaign camp1): Jul 2 25 · Jun 25 5. Page views: Jul 1 08:00 and 09:00 · Jun 26 09:00.
+ *   primary by day: spend 0, 25, 0   page views 2, 0, 0
+ *   compare by day: spend 0, 5, 0    page views 0, 0, 1
+ *
+ * Non-overlapping periods are answered by one statement per source (docs/query.md); a compare range
+ * that overlaps the range is answered apart, so a shared day counts in both.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestApp } from "../helpers/app.js";
-import { byValue, type Detail, detail, type Json, onlyResult, order, refund } from "./query-fixtures.js";
+import {
+  adMetric,
+  byValue,
+  type Detail,
+  detail,
+  event,
+  type Json,
+  onlyResult,
+  order,
+  refund,
+} from "./query-fixtures.js";
 import { type Poster, startQuerySuite } from "./query-setup.js";
 
 let app: TestApp;
 let post: Poster;
 
 beforeAll(async () => {
-  const suite = await startQuerySuite();
+  const suite = await startQuerySuite({ scopes: ["analytics:read", "events:write"] });
   ({ app, post } = suite);
   await suite.load.orders([
     order("O1", "2026-07-01T10:00:00Z", "USD", 100, { country: "US", customer: { id: "p1" } }),
@@ -34,6 +51,16 @@ beforeAll(async () => {
     order("C2", "2026-06-25T10:00:00Z", "USD", 20, { country: "FR", customer: { id: "q2" } }),
   ]);
   await suite.load.refunds([refund("RP", "O1", "2026-07-02T10:00:00Z", 10)]);
+  const camp1 = { platform: "facebook", entityId: "camp1", accountId: "acc1" };
+  await suite.load.adMetrics([
+    adMetric(camp1, "2026-07-02", "USD", 25, { campaignId: "camp1" }),
+    adMetric(camp1, "2026-06-25", "USD", 5, { campaignId: "camp1" }),
+  ]);
+  await suite.load.events([
+    event("page_view", "v1", "2026-07-01T08:00:00Z"),
+    event("page_view", "v2", "2026-07-01T09:00:00Z"),
+    event("page_view", "v3", "2026-06-26T09:00:00Z"),
+  ]);
 });
 afterAll(() => app?.close());
 
@@ -215,6 +242,48 @@ describe("compare period", () => {
       ["2026-06-26", 0],
     ]);
     expect(figures(detail(res, "orders.total_revenue"))).toEqual([180, 20, 60, 10, 800]);
+  });
+
+  it("orders, refunds, ad spend and events: each source per period, by day and in one row", async () => {
+    const measures = ["orders.count", "orders.refunds", "ads.spend", "events.count"];
+    const pick = (rows: Record<string, unknown>[]) => rows.map((r) => measures.map((m) => r[m]));
+    const byDay = onlyResult(await compareQuery({ measures }));
+    expect(pick(byDay.data.primary)).toEqual([
+      [2, 0, 0, 2],
+      [0, 10, 25, 0],
+      [1, 0, 0, 0],
+    ]);
+    expect(pick(byDay.data.compare)).toEqual([
+      [1, 0, 0, 0],
+      [1, 0, 5, 0],
+      [0, 0, 0, 1],
+    ]);
+    const whole = onlyResult(await compareQuery({ measures, granularity: "none" }));
+    expect(pick(whole.data.primary)).toEqual([[3, 10, 25, 2]]);
+    expect(pick(whole.data.compare)).toEqual([[2, 0, 5, 1]]);
+  });
+
+  it("a compare range overlapping the range counts the shared days in both periods", async () => {
+    // compare Jun 30..Jul 2: nothing on Jun 30; Jul 1 O1 + O2 (150) and 2 page views; Jul 2 the
+    // refund of O1 (10) and 25 of spend — the same days the primary period counts
+    const measures = [
+      "orders.count",
+      "orders.total_revenue",
+      "orders.net_revenue",
+      "ads.spend",
+      "events.count",
+    ];
+    const res = onlyResult(
+      await compareQuery({ measures, compareDateRange: { start: "2026-06-30", end: "2026-07-02" } }),
+    );
+    const pick = (rows: Record<string, unknown>[]) => rows.map((r) => [r.dt, ...measures.map((m) => r[m])]);
+    expect(pick(res.data.compare)).toEqual([
+      ["2026-06-30", 0, 0, 0, 0, 0],
+      ["2026-07-01", 2, 150, 150, 0, 2],
+      ["2026-07-02", 0, 0, -10, 25, 0],
+    ]);
+    expect(figures(detail(res, "orders.net_revenue"))).toEqual([170, 140, 56.67, 46.67, 21.43]);
+    expect(figures(detail(res, "ads.spend"))).toEqual([25, 25, 8.33, 8.33, 0]);
   });
 
   it("the attribution endpoint takes a compare range too", async () => {

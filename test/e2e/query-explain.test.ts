@@ -137,13 +137,12 @@ describe("?explain=true binds every request value", () => {
       ...body,
       measures: body.measures.filter((m) => m !== "events.count"),
     });
+    // The fact sources answer both (disjoint) periods in one statement; attribution one per period.
     expect(statements.map((s) => `${s.source}/${s.period}`).sort()).toEqual([
       "attribution/compare",
       "attribution/primary",
-      "orders/compare",
-      "orders/primary",
-      "refunds/compare",
-      "refunds/primary",
+      "orders/both",
+      "refunds/both",
     ]);
     expectBound(statements, [
       px.pixelId,

@@ -362,9 +362,22 @@ export const GOLDEN_CASES: GoldenCase[] = [
   ),
 
   // Compare period.
-  general("compare-orders-refunds", "a compare period: each source once per period", {
+  general("compare-orders-refunds", "a compare period: each source answers both periods in one statement", {
     measures: ["orders.count", "orders.net_revenue", "customers.repeat_rate"],
     compareDateRange: PREVIOUS_WEEK,
+  }),
+  general(
+    "compare-rollup-ads",
+    "a compare period of the daily series: the hourly rollup and ad spend, both periods per statement",
+    {
+      measures: ["orders.count", "orders.total_revenue", "customers.count", "ads.spend"],
+      compareDateRange: PREVIOUS_WEEK,
+      currency: "EUR",
+    },
+  ),
+  general("compare-overlapping", "a compare range overlapping the range: each source once per period", {
+    measures: ["orders.count", "ads.spend"],
+    compareDateRange: { start: "2026-03-04", end: "2026-03-10" },
   }),
 
   // Dimensions.

@@ -472,3 +472,45 @@ describe("wholeHourOffsets", () => {
     ).toBe(false);
   });
 });
+
+describe("a compare period", () => {
+  const periods = (compare: { start: string; end: string }) =>
+    planGeneralQuery(
+      general({
+        measures: ["orders.count", "orders.refunds", "ads.spend", "attribution.orders"],
+        dateRange: { start: "2026-03-01", end: "2026-03-07" },
+        compareDateRange: compare,
+        timezone: "UTC",
+      }),
+      ENV,
+    ).statements.map((s) => `${s.source}/${s.period}`);
+
+  it("is answered by the fact sources' own statements when it does not overlap the range", () => {
+    // Attribution keeps one statement per period; before or after the range alike.
+    for (const compare of [
+      { start: "2026-02-22", end: "2026-02-28" },
+      { start: "2026-03-08", end: "2026-03-14" },
+    ]) {
+      expect(periods(compare)).toEqual([
+        "orders/both",
+        "refunds/both",
+        "ads/both",
+        "attribution/primary",
+        "attribution/compare",
+      ]);
+    }
+  });
+
+  it("overlapping the range, has statements of its own: a shared day counts in both periods", () => {
+    expect(periods({ start: "2026-02-26", end: "2026-03-01" })).toEqual([
+      "orders/primary",
+      "refunds/primary",
+      "ads/primary",
+      "attribution/primary",
+      "orders/compare",
+      "refunds/compare",
+      "ads/compare",
+      "attribution/compare",
+    ]);
+  });
+});

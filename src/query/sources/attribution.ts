@@ -139,7 +139,7 @@ credited AS (
       b,
       ctx.timezone,
       ctx.needsCustomerNumbering,
-      spec.valueSource === "orders" ? { created: { start: p.start, end: p.end } } : undefined,
+      spec.valueSource === "orders" ? { created: [{ start: p.start, end: p.end }] } : undefined,
     ),
     ...(derived ? [] : [hopsCte(p.pixel)]),
     conv,

@@ -56,13 +56,22 @@ function conditionValue(field: string, op: string, value: string): FilterValue {
   return one(value);
 }
 
+/** Half-open spans of time [start, end), as placeholders: a statement's period, or its two periods. */
+export type Spans = readonly { start: string; end: string }[];
+
+/** `col` in one of the spans (which never overlap). */
+export function withinSpans(col: string, spans: Spans): string {
+  const one = (s: Spans[number]) => `${col} >= ${s.start} AND ${col} < ${s.end}`;
+  return spans.length === 1 ? one(spans[0]!) : `(${spans.map((s) => `(${one(s)})`).join(" OR ")})`;
+}
+
 /**
  * `co`: the pixel's counted orders (latest version each), with the customer key and, when asked,
  * each order's number among its customer's counted orders (all time, so "new" means first ever).
  * `only` narrows the orders read to the ones the caller can use, inside the FINAL read (the engine
- * does not push a filter through the CTE): `created` — created in [start, end), which prunes the
- * months outside it; `refunded` — with a refund created in [start, end), looked up by the sort key.
- * Ignored with numbering, which needs every earlier order of a customer.
+ * does not push a filter through the CTE): `created` — created in one of the spans [start, end),
+ * which prunes the months outside them; `refunded` — with a refund created in one of them, looked up
+ * by the sort key. Ignored with numbering, which needs every earlier order of a customer.
  */
 export function countedOrdersCte(
   pixel: string,
@@ -70,7 +79,7 @@ export function countedOrdersCte(
   b: Binder,
   timezone: string,
   numbering: boolean,
-  only?: { created: { start: string; end: string } } | { refunded: { start: string; end: string } },
+  only?: { created: Spans } | { refunded: Spans },
 ): string {
   const key = customerKeySql("o");
   const numberCols = numbering
@@ -81,8 +90,8 @@ export function countedOrdersCte(
     !only || numbering
       ? ""
       : "created" in only
-        ? ` AND created_at >= ${only.created.start} AND created_at < ${only.created.end}`
-        : ` AND order_id IN (SELECT order_id FROM refunds FINAL WHERE pixel_id = ${pixel} AND created_at >= ${only.refunded.start} AND created_at < ${only.refunded.end})`;
+        ? ` AND ${withinSpans("created_at", only.created)}`
+        : ` AND order_id IN (SELECT order_id FROM refunds FINAL WHERE pixel_id = ${pixel} AND ${withinSpans("created_at", only.refunded)})`;
   return `co AS (
   SELECT o.*, ${key} AS customer_key${numberCols}
   FROM (SELECT * FROM orders FINAL WHERE pixel_id = ${pixel}${inRange}) AS o

@@ -14,6 +14,11 @@ export interface EmitContext {
   currency: string;
   granularity: Granularity;
   range: Instants;
+  /**
+   * Fact sources only: the compare period, answered by the same statement. Its rows then carry
+   * `period`: 0 for `range`, 1 for this one (the two never overlap).
+   */
+  compareRange?: Instants;
   filter?: Filter | undefined;
   orderSettings: OrderSettings;
   /** Dimension fields (catalog names), in request order. */

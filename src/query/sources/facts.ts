@@ -13,6 +13,7 @@ import {
   groupBy,
   ratesFrom,
   totalsColumn,
+  withinSpans,
 } from "./common.js";
 import type { EmitContext } from "./context.js";
 
@@ -51,43 +52,61 @@ const state = (col: string): Base => ({ kind: "state", col });
 const additive = (agg: string): Base => ({ kind: "sum", agg });
 const distinct = (key: string, when?: string): Base => ({ kind: "distinct", key, ...(when ? { when } : {}) });
 
-export interface Placeholders {
-  pixel: string;
-  tz: string;
-  target: string;
+/** A period's bounds as placeholders: instants [start, end), and its first and last local days. */
+interface PeriodPlaceholders {
   start: string;
   end: string;
   startDate: string;
   endDate: string;
 }
 
-export function placeholders(ctx: EmitContext): Placeholders {
-  const b: Binder = ctx.binder;
-  return {
-    pixel: b.bind(ctx.pixelId, "String"),
-    tz: b.bind(ctx.timezone, "String"),
-    target: b.bind(ctx.currency, "String"),
-    start: b.bind(ctx.range.start, "DateTime64(3, 'UTC')"),
-    end: b.bind(ctx.range.end, "DateTime64(3, 'UTC')"),
-    startDate: b.bind(ctx.range.startDate, "Date"),
-    endDate: b.bind(ctx.range.endDate, "Date"),
-  };
+export interface Placeholders extends PeriodPlaceholders {
+  pixel: string;
+  tz: string;
+  target: string;
+  /** Every period the statement answers: the primary (the fields above), then the compare period. */
+  periods: PeriodPlaceholders[];
 }
 
+export function placeholders(ctx: EmitContext): Placeholders {
+  const b: Binder = ctx.binder;
+  const period = (range: EmitContext["range"]): PeriodPlaceholders => ({
+    start: b.bind(range.start, "DateTime64(3, 'UTC')"),
+    end: b.bind(range.end, "DateTime64(3, 'UTC')"),
+    startDate: b.bind(range.startDate, "Date"),
+    endDate: b.bind(range.endDate, "Date"),
+  });
+  const pixel = b.bind(ctx.pixelId, "String");
+  const tz = b.bind(ctx.timezone, "String");
+  const target = b.bind(ctx.currency, "String");
+  const primary = period(ctx.range);
+  const periods = ctx.compareRange ? [primary, period(ctx.compareRange)] : [primary];
+  return { pixel, tz, target, ...primary, periods };
+}
+
+/** `col`, an instant, in one of the statement's periods. */
+const inPeriods = (col: string, p: Placeholders) => withinSpans(col, p.periods);
+
+/** `col`, a local day, in one of the statement's periods. */
+function onPeriodDays(col: string, p: Placeholders): string {
+  const one = (x: PeriodPlaceholders) => `${col} >= ${x.startDate} AND ${col} <= ${x.endDate}`;
+  return p.periods.length === 1 ? one(p) : `(${p.periods.map((x) => `(${one(x)})`).join(" OR ")})`;
+}
+
+/** The `period` of a row of a two-period statement: 0 when `ts` is in the primary range, else 1. */
+const periodOf = (ts: string, p: Placeholders) => `if(${ts} >= ${p.start} AND ${ts} < ${p.end}, 0, 1)`;
+
 /** `only`: the orders the source can use — created in the range, or refunded in it. */
-const counted = (ctx: EmitContext, p: Placeholders, only: "created" | "refunded") => {
-  const range = { start: p.start, end: p.end };
-  return [
-    countedOrdersCte(
-      p.pixel,
-      ctx.orderSettings,
-      ctx.binder,
-      ctx.timezone,
-      ctx.needsCustomerNumbering,
-      only === "created" ? { created: range } : { refunded: range },
-    ),
-  ];
-};
+const counted = (ctx: EmitContext, p: Placeholders, only: "created" | "refunded") => [
+  countedOrdersCte(
+    p.pixel,
+    ctx.orderSettings,
+    ctx.binder,
+    ctx.timezone,
+    ctx.needsCustomerNumbering,
+    only === "created" ? { created: p.periods } : { refunded: p.periods },
+  ),
+];
 
 const FACTS: Record<Exclude<SourceName, "attribution">, FactSource> = {
   orders: {
@@ -106,7 +125,7 @@ const FACTS: Record<Exclude<SourceName, "attribution">, FactSource> = {
   o.total_price, o.subtotal_price, o.total_discounts, o.total_shipping, o.total_tax, o.customer_key,
   o.customer_order_number${units ? ", l.units AS units" : ""}
 FROM co AS o${units ? " LEFT JOIN lines AS l ON l.order_id = o.order_id AND l.version = o.version" : ""}
-WHERE o.created_at >= ${p.start} AND o.created_at < ${p.end} AND ${where}`;
+WHERE ${inPeriods("o.created_at", p)} AND ${where}`;
     },
     bases: {
       orders_count: additive("count()"),
@@ -132,7 +151,7 @@ WHERE o.created_at >= ${p.start} AND o.created_at < ${p.end} AND ${where}`;
         ctx.orderSettings.refundDateAttribution === "order_date" ? "o.created_at" : "rf.created_at";
       return `SELECT ${booked} AS ts, rf.currency AS cur, toDate(rf.created_at) AS fx_day, toUInt8(1) AS fx_k${dims}, rf.amount
 FROM (SELECT * FROM refunds FINAL WHERE pixel_id = ${p.pixel}) AS rf INNER JOIN co AS o ON o.order_id = rf.order_id
-WHERE ${booked} >= ${p.start} AND ${booked} < ${p.end} AND ${where}`;
+WHERE ${inPeriods(booked, p)} AND ${where}`;
     },
     bases: {
       refunds_amount: money("r.amount"),
@@ -149,7 +168,7 @@ WHERE ${booked} >= ${p.start} AND ${booked} < ${p.end} AND ${where}`;
     ) => `SELECT o.created_at AS ts, oc.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k${dims},
   oc.cogs, oc.handling, oc.shipping, oc.gateway, oc.order_level
 FROM (SELECT * FROM order_costs FINAL WHERE pixel_id = ${p.pixel}) AS oc INNER JOIN co AS o ON o.order_id = oc.order_id
-WHERE o.created_at >= ${p.start} AND o.created_at < ${p.end} AND ${where}`,
+WHERE ${inPeriods("o.created_at", p)} AND ${where}`,
     bases: {
       cost_cogs: money("r.cogs"),
       cost_handling: money("r.handling"),
@@ -170,7 +189,7 @@ WHERE o.created_at >= ${p.start} AND o.created_at < ${p.end} AND ${where}`,
   c.spend, c.impressions, c.clicks, c.conversions, c.conversion_value
 FROM (
   SELECT *, max(level) OVER (PARTITION BY platform, account_id) AS deepest
-  FROM ad_metrics_daily FINAL WHERE pixel_id = ${p.pixel} AND date >= ${p.startDate} AND date <= ${p.endDate}
+  FROM ad_metrics_daily FINAL WHERE pixel_id = ${p.pixel} AND ${onPeriodDays("date", p)}
 ) AS c
 WHERE c.level = c.deepest AND ${where}`,
     bases: {
@@ -190,7 +209,7 @@ WHERE c.level = c.deepest AND ${where}`,
       where,
     ) => `SELECT e.event_time AS ts, e.currency AS cur, toDate(e.event_time) AS fx_day, toUInt8(1) AS fx_k${dims},
   e.name AS name, e.value AS value, if(h.new != '', h.new, e.canonical_id) AS cid
-FROM (SELECT * FROM events WHERE pixel_id = ${p.pixel} AND event_time >= ${p.start} AND event_time < ${p.end}) AS e
+FROM (SELECT * FROM events WHERE pixel_id = ${p.pixel} AND ${inPeriods("event_time", p)}) AS e
 LEFT JOIN hops AS h ON h.old = e.canonical_id
 WHERE ${where}`,
     bases: {
@@ -217,7 +236,7 @@ function ordersRollup(fresh: string | null): FactSource {
   const amounts = ORDER_FACT_AMOUNTS.join(", ");
   const stored = (p: Placeholders) => `SELECT hour, currency, financial_status, orders, ${amounts}, customers
   FROM ${ORDER_FACTS} FINAL
-  WHERE pixel_id = ${p.pixel} AND hour >= ${p.start} AND hour < ${p.end}${fresh === null ? "" : ` AND hour NOT IN ${fresh}`}`;
+  WHERE pixel_id = ${p.pixel} AND ${inPeriods("hour", p)}${fresh === null ? "" : ` AND hour NOT IN ${fresh}`}`;
   // `fresh` null: no hour has an order row past the watermark, so the rollup alone answers (the raw
   // branch costs ~6 ms at 100M events even when it reads nothing).
   const raw = (p: Placeholders) => `
@@ -227,7 +246,11 @@ function ordersRollup(fresh: string | null): FactSource {
   FROM (
     SELECT order_id, created_at, currency, financial_status, ${amounts}, customer_id, customer_email_hash
     FROM orders FINAL
-    WHERE pixel_id = ${p.pixel} AND created_at >= greatest(${p.start}, arrayMin(${fresh})) AND created_at < ${p.end}
+    WHERE pixel_id = ${p.pixel} AND ${
+      p.periods.length === 1
+        ? `created_at >= greatest(${p.start}, arrayMin(${fresh})) AND created_at < ${p.end}`
+        : `${inPeriods("created_at", p)} AND created_at >= arrayMin(${fresh})`
+    }
       AND created_at < arrayMax(${fresh}) + toIntervalHour(1)
   ) AS r
   WHERE ${HOUR} IN ${fresh}
@@ -274,7 +297,8 @@ export function ordersRollupServes(
     !ctx.needsCustomerNumbering &&
     bases.every((b) => ROLLUP_BASES.has(b)) &&
     !ctx.orderSettings.exclusionFilters.some((f) => f.enabled && f.conditionGroups.length > 0) &&
-    wholeHourOffsets(ctx.timezone, ctx.range)
+    wholeHourOffsets(ctx.timezone, ctx.range) &&
+    (!ctx.compareRange || wholeHourOffsets(ctx.timezone, ctx.compareRange))
   );
 }
 
@@ -301,10 +325,15 @@ export function emitFactSource(
   const chosen = bases.map((name) => [name, fact.bases[name]!] as const);
   const converts = chosen.some(([, b]) => b.kind === "money");
   const dimKeys = ctx.dimensions.map((_, i) => `d${i}`);
+  // Two periods: each row says which it belongs to, and `period` leads every grouping.
+  const periodKeys = ctx.compareRange ? ["period"] : [];
+  const period = ctx.compareRange ? [`${periodOf("r.ts", p)} AS period`] : [];
   const bucket = bucketKeySql("r.ts", ctx.granularity, p.tz);
   const rows = fact.rows(ctx, p, dimensionColumns(ctx.dimensions), where, bases);
+  const firstDay =
+    ctx.compareRange && ctx.compareRange.start < ctx.range.start ? ctx.compareRange.start : ctx.range.start;
   const ctes = [
-    ...(converts ? [fxCtes(p.target, ratesFrom(ctx.binder, ctx.range.start))] : []),
+    ...(converts ? [fxCtes(p.target, ratesFrom(ctx.binder, firstDay))] : []),
     ...fact.ctes(ctx, p, bases),
   ];
   const withCtes = ctes.length ? `WITH ${ctes.join(",\n")}\n` : "";
@@ -312,6 +341,7 @@ export function emitFactSource(
     // Counts need no rate: without an amount to convert there is no join and no missing rate to report.
     const select = [
       `${bucket} AS bucket`,
+      ...period,
       ...dimKeys.map((k) => `r.${k} AS ${k}`),
       ...chosen.map(([name, b]) => `${whole(b)} AS ${name}`),
       "'' AS fx_missing",
@@ -319,22 +349,29 @@ export function emitFactSource(
     ];
     return `${withCtes}SELECT ${select.join(",\n  ")}
 FROM (${rows}) AS r
-${groupBy(ctx.granularity, dimKeys)}`;
+${groupBy(ctx.granularity, [...periodKeys, ...dimKeys])}`;
   }
   const fx = fxJoin("q", p.target);
   const perDay = [
     `${bucket} AS bucket`,
+    ...period,
     ...dimKeys.map((k) => `r.${k} AS ${k}`),
     "r.cur AS cur",
     "r.fx_day AS fx_day",
     "toUInt8(1) AS fx_k",
     ...chosen.map(([name, b]) => `${partial(b)} AS ${name}`),
   ];
-  const perDayKeys = [...(ctx.granularity === "none" ? [] : ["bucket"]), ...dimKeys, "cur", "fx_day"];
+  const perDayKeys = [
+    ...(ctx.granularity === "none" ? [] : ["bucket"]),
+    ...periodKeys,
+    ...dimKeys,
+    "cur",
+    "fx_day",
+  ];
   const select = [
     // With granularity none the bucket is a constant, not a grouping key (see groupBy).
     ctx.granularity === "none" ? "any(q.bucket) AS bucket" : "q.bucket AS bucket",
-    ...dimKeys.map((k) => `q.${k} AS ${k}`),
+    ...[...periodKeys, ...dimKeys].map((k) => `q.${k} AS ${k}`),
     ...chosen.map(([name, b]) => `${merged(b, `q.${name}`, fx.factor)} AS ${name}`),
     `${fx.missing} AS fx_missing`,
     ...totalsColumn(ctx.granularity),
@@ -346,7 +383,7 @@ FROM (
   GROUP BY ${perDayKeys.join(", ")}
 ) AS q
 ${fx.joins}
-${groupBy(ctx.granularity, dimKeys)}`;
+${groupBy(ctx.granularity, [...periodKeys, ...dimKeys])}`;
 }
 
 /** A base over the rows in one pass (no money to convert). */
