@@ -51,8 +51,8 @@ const CHANGED_IDS = `changed_ids AS (
   SELECT cid AS id FROM changed UNION ALL SELECT old AS id FROM hops WHERE new IN (SELECT cid FROM changed)
 )`;
 
-export function changedIdentitiesCtes(pixel: string, since: string): string {
-  return `changed AS (
+export function changedIdentitiesCtes(pixel: string, since: string, materialized = false): string {
+  return `changed AS ${materialized ? "MATERIALIZED " : ""}(
   SELECT if(h.new != '', h.new, x.id) AS cid FROM (
   ${changeFeed("canonical_id AS id", `pixel_id = ${pixel} AND ingested_at > ${since}`)}
   ) AS x LEFT JOIN hops AS h ON h.old = x.id
@@ -67,11 +67,17 @@ const PIXEL = "{pixel:String}";
  * (`month`) over the orders created in `{month}` (YYYYMM): a first build goes month by month, so its
  * joins hold one month's identities at a time. Parameters: pixel, version (the rows' built_version),
  * and since or month. Touches are sorted by (time, event id), the order credit ties are broken in.
+ *
+ * `materialized` (engines with `enable_materialized_cte`, which the caller then sets): the CTEs read
+ * more than once are computed once, and a `since` refresh reads the touches of only the identities
+ * that have an order among the conversions it rebuilds. Most identities a round sees (new touches,
+ * merges) have no order at all, and their touch history was the bulk of a round's reads.
  */
-export function refreshSql(scope: "since" | "month"): string {
+export function refreshSql(scope: "since" | "month", materialized = false): string {
+  const once = materialized ? "MATERIALIZED " : "";
   const changed =
     scope === "since"
-      ? changedIdentitiesCtes(PIXEL, "{since:DateTime64(3, 'UTC')}")
+      ? changedIdentitiesCtes(PIXEL, "{since:DateTime64(3, 'UTC')}", materialized)
       : `changed AS (
   SELECT DISTINCT if(h.new != '', h.new, m.canonical_id) AS cid
   FROM (SELECT canonical_id FROM orders FINAL WHERE pixel_id = ${PIXEL} AND toYYYYMM(created_at) = {month:UInt32}) AS m
@@ -79,21 +85,27 @@ export function refreshSql(scope: "since" | "month"): string {
 ),
 ${CHANGED_IDS}`;
   const only = " AND canonical_id IN (SELECT id FROM changed_ids)";
+  // The stored ids that resolve to an identity with a conversion here: the only touches that count.
+  const ordered = materialized && scope === "since";
+  const convIds = ordered
+    ? `conv_ids AS (SELECT cid AS id FROM conv UNION ALL SELECT old AS id FROM hops WHERE new IN (SELECT cid FROM conv)),
+`
+    : "";
   const month = scope === "month" ? " AND toYYYYMM(created_at) = {month:UInt32}" : "";
   const tuple = ["t.touch_time", "t.event_id", ...TOUCH_FIELDS.map((f) => `t.${f}`)].join(", ");
   // Stored rows with touches: the orders that get an empty row when they have none now.
-  const stored = `SELECT order_id, created_at FROM ${CONVERSION_TOUCHES} WHERE pixel_id = ${PIXEL} AND notEmpty(touches)${month}`;
+  const stored = `SELECT order_id, created_at FROM ${CONVERSION_TOUCHES} WHERE pixel_id = ${PIXEL} AND notEmpty(touches)${month}${ordered ? " AND order_id IN (SELECT order_id FROM conv)" : ""}`;
   return `INSERT INTO ${CONVERSION_TOUCHES} (pixel_id, order_id, created_at, built_version, touches)
-WITH ${hopsCte(PIXEL)},
+WITH ${hopsCte(PIXEL, materialized)},
 ${changed},
-conv AS (
+conv AS ${ordered ? once : ""}(
   SELECT o.order_id AS order_id, o.created_at AS created_at, if(h.new != '', h.new, o.canonical_id) AS cid
   FROM (SELECT order_id, created_at, canonical_id FROM orders FINAL WHERE pixel_id = ${PIXEL}${only}${month}) AS o
   LEFT JOIN hops AS h ON h.old = o.canonical_id
 ),
-tp AS (
+${convIds}tp AS (
   SELECT if(h.new != '', h.new, t.canonical_id) AS cid, t.touch_time AS touch_time, (${tuple}) AS touch
-  FROM (SELECT * FROM touchpoints WHERE pixel_id = ${PIXEL}${only}) AS t
+  FROM (SELECT * FROM touchpoints WHERE pixel_id = ${PIXEL}${ordered ? " AND canonical_id IN (SELECT id FROM conv_ids)" : only}) AS t
   LEFT JOIN hops AS h ON h.old = t.canonical_id
 )
 SELECT ${PIXEL}, c.order_id, c.created_at, {version:UInt64},

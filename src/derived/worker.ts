@@ -155,6 +155,7 @@ ORDER BY pixel_id`,
         oldest: string | null;
         version: string;
         recheck: number;
+        orders: number;
       }>(
         `WITH (SELECT count() FROM derived_watermarks WHERE pixel_id = {pixel:String} AND name = '${CONVERSION_TOUCHES}') AS has,
   ${watermarkSql("{pixel:String}")} AS w,
@@ -163,6 +164,7 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
   toString(greatest(now64(3, 'UTC') - toIntervalMillisecond({margin:UInt32}), w)) AS next,
   has > 0 AND settled < {lookback:UInt32} AND w <= now64(3, 'UTC') - toIntervalMillisecond({lookback:UInt32}) AS recheck,
   toString(toUnixTimestamp64Milli(now64(3, 'UTC'))) AS version,
+  (SELECT count() > 0 FROM orders WHERE pixel_id = {pixel:String} AND ingested_at > w - toIntervalMillisecond({lookback:UInt32})) AS orders,
   (SELECT toString(minOrNull(ingested_at)) FROM (
   ${changeFeed("ingested_at", "pixel_id = {pixel:String} AND ingested_at > w")})) AS oldest`,
         { pixel: pixelId, margin: Math.max(0, Math.round(marginMs)), lookback: this.margin },
@@ -171,6 +173,11 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
         return { pixelId, refreshed: false, full: false, watermark: null, ms: performance.now() - started };
       }
       const full = Number(state.has) === 0;
+      // Where the engine can, the statements' repeated CTEs are computed once (refreshSql).
+      const once = this.warehouse.materializedCte;
+      const options = once
+        ? { settings: { ...FOREGROUND.settings, enable_materialized_cte: 1 } }
+        : FOREGROUND;
       if (full) {
         const months = await this.warehouse.query<{ m: number }>(
           "SELECT DISTINCT toYYYYMM(created_at) AS m FROM orders WHERE pixel_id = {pixel:String} ORDER BY m",
@@ -178,13 +185,15 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
         );
         for (const { m } of months) {
           const params = { pixel: pixelId, version: state.version, month: m };
-          await this.warehouse.command(refreshSql("month"), params, FOREGROUND);
+          await this.warehouse.command(refreshSql("month", once), params, options);
           await this.warehouse.command(orderFactsRefreshSql("month"), params, FOREGROUND);
         }
       } else {
         const params = { pixel: pixelId, version: state.version, since: state.since };
-        await this.warehouse.command(refreshSql("since"), params, FOREGROUND);
-        await this.warehouse.command(orderFactsRefreshSql("since"), params, FOREGROUND);
+        await this.warehouse.command(refreshSql("since", once), params, options);
+        // No order row since: no hour of the rollup can have changed.
+        if (Number(state.orders))
+          await this.warehouse.command(orderFactsRefreshSql("since"), params, FOREGROUND);
       }
       // Written after the rows: a crash in between leaves the old watermark, and the next round
       // rebuilds the same conversions again.
