@@ -221,6 +221,8 @@ export class GroupCommitter {
     // deliveries (sent after the hold) but never loses them.
     const hold = { token: randomUUID(), ms: FORWARD_HOLD_MS };
     const forwarder = this.deps.forwarder;
+    // Deliveries held for this group: none (no destination wants these events) means nothing to release.
+    let held = 0;
     if (forwarder) {
       try {
         for (const [pixelId, pixelBatches] of byPixel) {
@@ -229,7 +231,7 @@ export class GroupCommitter {
               .filter((_, i) => b.drop[i] === "")
               .map((e) => ({ row: e.row, originalIp: e.originalIp })),
           );
-          if (kept.length) await forwarder.enqueue(pixelId, kept, hold);
+          if (kept.length) held += await forwarder.enqueue(pixelId, kept, hold);
         }
       } catch (err) {
         await forwarder.cancel(hold.token).catch(() => {});
@@ -254,9 +256,11 @@ export class GroupCommitter {
       });
       return fail({ ok: false, retry: "the warehouse", cause: err });
     }
-    await forwarder?.release(hold.token).catch((err: unknown) => {
-      this.deps.log.warn({ err }, "held deliveries not released; they are sent after the hold");
-    });
+    if (held > 0) {
+      await forwarder?.release(hold.token).catch((err: unknown) => {
+        this.deps.log.warn({ err }, "held deliveries not released; they are sent after the hold");
+      });
+    }
     ingestGroupEvents.observe(rows.length);
     if (rows.length && this.deps.onStored) {
       await this.deps.onStored([...byPixel.keys()]).catch((err: unknown) => {
