@@ -15,9 +15,11 @@
  *   compare by day: orders 1, 1, 0 = 2   revenue 40, 20, 0 = 60   AOV 40, 20, null → 60 / 2 = 30
  *                   refunds 0; net 60; customers 2, returning 0 → repeat rate 0 %
  *
- * Ad spend (USD, campaign camp1): Jul 2 25 · Jun 25 5. Page views: Jul 1 08:00 and 09:00 · Jun 26 09:00.
- *   primary by day: spend 0, 25, 0   page views 2, 0, 0
- *   compare by day: spend 0, 5, 0    page views 0, 0, 1
+ * Ad spend (USD): account acc1, campaign camp1: Jul 2 25 · Jun 25 5. Account acc2 reports its ad ad9
+ * on Jul 3 (7) and only its campaign camp9 on Jun 24 (3): each account is read at the deepest level it
+ * reports in each period, so both count. Page views: Jul 1 08:00 and 09:00 · Jun 26 09:00.
+ *   primary by day: spend 0, 25, 7 = 32   page views 2, 0, 0
+ *   compare by day: spend 3, 5, 0 = 8     page views 0, 0, 1
  *
  * Non-overlapping periods are answered by one statement per source (docs/query.md); a compare range
  * that overlaps the range is answered apart, so a shared day counts in both.
@@ -55,6 +57,19 @@ beforeAll(async () => {
   await suite.load.adMetrics([
     adMetric(camp1, "2026-07-02", "USD", 25, { campaignId: "camp1" }),
     adMetric(camp1, "2026-06-25", "USD", 5, { campaignId: "camp1" }),
+    adMetric(
+      { platform: "facebook", entityId: "ad9", accountId: "acc2", level: "ad" },
+      "2026-07-03",
+      "USD",
+      7,
+      {
+        campaignId: "camp9",
+        adsetId: "set9",
+      },
+    ),
+    adMetric({ platform: "facebook", entityId: "camp9", accountId: "acc2" }, "2026-06-24", "USD", 3, {
+      campaignId: "camp9",
+    }),
   ]);
   await suite.load.events([
     event("page_view", "v1", "2026-07-01T08:00:00Z"),
@@ -251,21 +266,22 @@ describe("compare period", () => {
     expect(pick(byDay.data.primary)).toEqual([
       [2, 0, 0, 2],
       [0, 10, 25, 0],
-      [1, 0, 0, 0],
+      [1, 0, 7, 0],
     ]);
     expect(pick(byDay.data.compare)).toEqual([
-      [1, 0, 0, 0],
+      [1, 0, 3, 0],
       [1, 0, 5, 0],
       [0, 0, 0, 1],
     ]);
     const whole = onlyResult(await compareQuery({ measures, granularity: "none" }));
-    expect(pick(whole.data.primary)).toEqual([[3, 10, 25, 2]]);
-    expect(pick(whole.data.compare)).toEqual([[2, 0, 5, 1]]);
+    expect(pick(whole.data.primary)).toEqual([[3, 10, 32, 2]]);
+    expect(pick(whole.data.compare)).toEqual([[2, 0, 8, 1]]);
   });
 
   it("a compare range overlapping the range counts the shared days in both periods", async () => {
     // compare Jun 30..Jul 2: nothing on Jun 30; Jul 1 O1 + O2 (150) and 2 page views; Jul 2 the
-    // refund of O1 (10) and 25 of spend — the same days the primary period counts
+    // refund of O1 (10) and 25 of spend — the same days the primary period counts (which adds Jul 3:
+    // O3 and acc2's 7)
     const measures = [
       "orders.count",
       "orders.total_revenue",
@@ -283,7 +299,7 @@ describe("compare period", () => {
       ["2026-07-02", 0, 0, -10, 25, 0],
     ]);
     expect(figures(detail(res, "orders.net_revenue"))).toEqual([170, 140, 56.67, 46.67, 21.43]);
-    expect(figures(detail(res, "ads.spend"))).toEqual([25, 25, 8.33, 8.33, 0]);
+    expect(figures(detail(res, "ads.spend"))).toEqual([32, 25, 10.67, 8.33, 28]);
   });
 
   it("the attribution endpoint takes a compare range too", async () => {

@@ -179,7 +179,8 @@ WHERE ${inPeriods("o.created_at", p)} AND ${where}`,
   },
   ads: {
     ctes: () => [],
-    // Each ad account is read at the deepest level it reports, so levels never double count.
+    // Each ad account is read at the deepest level it reports (in each period: two periods are two
+    // windows), so levels never double count.
     rows: (
       _ctx,
       p,
@@ -188,7 +189,9 @@ WHERE ${inPeriods("o.created_at", p)} AND ${where}`,
     ) => `SELECT toDateTime64(toDateTime(c.date, ${p.tz}), 3, 'UTC') AS ts, c.currency AS cur, c.date AS fx_day, toUInt8(1) AS fx_k${dims},
   c.spend, c.impressions, c.clicks, c.conversions, c.conversion_value
 FROM (
-  SELECT *, max(level) OVER (PARTITION BY platform, account_id) AS deepest
+  SELECT *, max(level) OVER (PARTITION BY platform, account_id${
+    p.periods.length > 1 ? `, date >= ${p.startDate} AND date <= ${p.endDate}` : ""
+  }) AS deepest
   FROM ad_metrics_daily FINAL WHERE pixel_id = ${p.pixel} AND ${onPeriodDays("date", p)}
 ) AS c
 WHERE c.level = c.deepest AND ${where}`,

@@ -149,7 +149,7 @@ FROM (
   FROM (SELECT toDateTime64(toDateTime(c.date, {p1:String}), 3, 'UTC') AS ts, c.currency AS cur, c.date AS fx_day, toUInt8(1) AS fx_k,
   c.spend, c.impressions, c.clicks, c.conversions, c.conversion_value
 FROM (
-  SELECT *, max(level) OVER (PARTITION BY platform, account_id) AS deepest
+  SELECT *, max(level) OVER (PARTITION BY platform, account_id, date >= {p5:Date} AND date <= {p6:Date}) AS deepest
   FROM ad_metrics_daily FINAL WHERE pixel_id = {p0:String} AND ((date >= {p5:Date} AND date <= {p6:Date}) OR (date >= {p9:Date} AND date <= {p10:Date}))
 ) AS c
 WHERE c.level = c.deepest AND 1) AS r
