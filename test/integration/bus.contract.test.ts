@@ -115,6 +115,45 @@ for (const adapter of busAdapters) {
       expect(other).toHaveLength(3);
     });
 
+    it("consumers reading at once take over each handed-back message exactly once, and new ones too", async () => {
+      // 12 messages held by a consumer that stops and hands them back, 12 more never read; four
+      // consumers then read side by side (separate connections on a server) until all 24 are out.
+      const s = stream();
+      const back = Array.from({ length: 12 }, (_, i) => msg(`back-${i}`));
+      await bus.publish(s, back);
+      const held = await bus.read(s, "g", "stopping", { count: 12 });
+      expect(held).toHaveLength(12);
+      await bus.publish(
+        s,
+        Array.from({ length: 12 }, (_, i) => msg(`new-${i}`)),
+      );
+      expect(
+        await bus.release(
+          s,
+          "g",
+          "stopping",
+          held.map((m) => m.id),
+        ),
+      ).toBe(12);
+      const got = await Promise.all(
+        ["a", "b", "c", "d"].map(async (name) => {
+          const mine: BusMessage[] = [];
+          for (let round = 0; round < 50; round++) {
+            const batch = await bus.read(s, "g", name, { count: 2, claimIdleMs: 60_000 });
+            if (batch.length === 0) break;
+            mine.push(...batch);
+          }
+          return mine;
+        }),
+      );
+      const all = got.flat();
+      expect(all.map((m) => m.key).sort()).toStrictEqual(
+        [...back.map((m) => m.key), ...Array.from({ length: 12 }, (_, i) => `new-${i}`)].sort(),
+      );
+      expect(all.filter((m) => m.key.startsWith("back-")).every((m) => m.deliveries === 2)).toBe(true);
+      expect(all.filter((m) => m.key.startsWith("new-")).every((m) => m.deliveries === 1)).toBe(true);
+    });
+
     it("published, pending and unread messages survive a restart", async () => {
       const s = stream();
       await bus.publish(s, [msg("pending"), msg("unread")]);

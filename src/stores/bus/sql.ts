@@ -22,6 +22,9 @@ import {
 export class SqlBus implements Bus {
   readonly kind = "sql" as const;
 
+  /** Groups whose row this process has made sure of (see `ensureGroup`). */
+  private readonly groups = new Set<string>();
+
   constructor(private readonly sql: SqlStore) {}
 
   async publish(stream: string, messages: readonly OutgoingMessage[]): Promise<string[]> {
@@ -58,63 +61,63 @@ export class SqlBus implements Bus {
     assertBusName("consumer", consumer);
     const count = Math.max(1, options.count ?? DEFAULT_READ.count);
     const idleSeconds = Math.max(0, options.claimIdleMs ?? DEFAULT_READ.claimIdleMs) / 1000;
-    // One short transaction: the group row lock orders readers of a group, and PGlite's single
-    // connection is held only for these statements.
-    return this.sql.transaction(async (tx) => {
-      await tx.query(
-        "INSERT INTO bus_groups (stream, group_name) VALUES ($1, $2) ON CONFLICT (stream, group_name) DO NOTHING",
-        [stream, group],
-      );
-      const { rows: g } = await tx.query<{ last_id: string }>(
-        "SELECT last_id::text AS last_id FROM bus_groups WHERE stream = $1 AND group_name = $2 FOR UPDATE",
-        [stream, group],
-      );
-      const lastId = g[0]!.last_id;
-      const { rows: claimed } = await tx.query<{ id: string; deliveries: number }>(
-        `UPDATE bus_pending p SET consumer = $3, delivered_at = clock_timestamp(), deliveries = p.deliveries + 1
+    await this.ensureGroup(stream, group);
+    // One statement (one round trip, no transaction to open and close): `g` locks the group's row, so
+    // readers of a group take turns, and hands out its latest last_id even when another reader moved
+    // it while this one waited. What the statement reads of bus_messages and bus_pending comes from
+    // its snapshot, taken before that wait; it stays right because
+    // - ids commit in order (see above), so the snapshot holds every message up to some id, and the
+    //   messages after the latest last_id that it holds are exactly the ones nobody took yet;
+    // - a claim re-checks each pending row's delivered_at on the row as it is now (Postgres re-reads
+    //   a row another transaction changed before updating it), so one claimed meanwhile is skipped.
+    const { rows } = await this.sql.query<{ id: string; key: string; payload: string; deliveries: number }>(
+      `WITH g AS (
+         SELECT last_id FROM bus_groups WHERE stream = $1 AND group_name = $2 FOR UPDATE
+       ),
+       claimed AS (
+         UPDATE bus_pending p SET consumer = $3, delivered_at = clock_timestamp(), deliveries = p.deliveries + 1
          FROM (SELECT id FROM bus_pending
                WHERE stream = $1 AND group_name = $2 AND delivered_at <= clock_timestamp() - make_interval(secs => $4)
+                 AND EXISTS (SELECT 1 FROM g)
                ORDER BY id LIMIT $5) c
          WHERE p.stream = $1 AND p.group_name = $2 AND p.id = c.id
-         RETURNING p.id::text AS id, p.deliveries`,
-        [stream, group, consumer, idleSeconds, count],
-      );
-      const room = count - claimed.length;
-      let fresh: { id: string }[] = [];
-      if (room > 0) {
-        ({ rows: fresh } = await tx.query<{ id: string }>(
-          `INSERT INTO bus_pending (stream, group_name, id, consumer, delivered_at, deliveries)
-           SELECT $1, $2, m.id, $3, clock_timestamp(), 1 FROM bus_messages m
-           WHERE m.stream = $1 AND m.id > $4::bigint ORDER BY m.id LIMIT $5
-           RETURNING id::text AS id`,
-          [stream, group, consumer, lastId, room],
-        ));
-        if (fresh.length > 0) {
-          const max = fresh.reduce((a, r) => (Number(r.id) > Number(a) ? r.id : a), lastId);
-          await tx.query("UPDATE bus_groups SET last_id = $3::bigint WHERE stream = $1 AND group_name = $2", [
-            stream,
-            group,
-            max,
-          ]);
-        }
-      }
-      const deliveries = new Map<string, number>([
-        ...claimed.map((c) => [c.id, c.deliveries] as const),
-        ...fresh.map((f) => [f.id, 1] as const),
-      ]);
-      if (deliveries.size === 0) return [];
-      const { rows } = await tx.query<{ id: string; key: string; payload: string }>(
-        `SELECT id::text AS id, key, payload FROM bus_messages
-         WHERE stream = $1 AND id = ANY($2::bigint[]) ORDER BY id`,
-        [stream, [...deliveries.keys()]],
-      );
-      return rows.map((r) => ({
-        id: r.id,
-        key: r.key,
-        payload: decodePayload(r.payload),
-        deliveries: deliveries.get(r.id) ?? 1,
-      }));
-    });
+           AND p.delivered_at <= clock_timestamp() - make_interval(secs => $4)
+         RETURNING p.id, p.deliveries
+       ),
+       fresh AS (
+         INSERT INTO bus_pending (stream, group_name, id, consumer, delivered_at, deliveries)
+         SELECT $1, $2, m.id, $3, clock_timestamp(), 1 FROM bus_messages m, g
+         WHERE m.stream = $1 AND m.id > g.last_id ORDER BY m.id
+         LIMIT greatest(0, $5 - (SELECT count(*) FROM claimed))
+         RETURNING id, deliveries
+       ),
+       moved AS (
+         UPDATE bus_groups SET last_id = (SELECT max(id) FROM fresh)
+         WHERE stream = $1 AND group_name = $2 AND EXISTS (SELECT 1 FROM fresh)
+       ),
+       handed AS (SELECT id, deliveries FROM claimed UNION ALL SELECT id, deliveries FROM fresh)
+       SELECT m.id::text AS id, m.key, m.payload, h.deliveries
+       FROM handed h JOIN bus_messages m ON m.stream = $1 AND m.id = h.id
+       ORDER BY m.id`,
+      [stream, group, consumer, idleSeconds, count],
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      key: r.key,
+      payload: decodePayload(r.payload),
+      deliveries: Number(r.deliveries),
+    }));
+  }
+
+  /** A group is created on its first read; after that, in this process, its row is known to exist. */
+  private async ensureGroup(stream: string, group: string): Promise<void> {
+    const name = `${stream}\u0000${group}`;
+    if (this.groups.has(name)) return;
+    await this.sql.query(
+      "INSERT INTO bus_groups (stream, group_name) VALUES ($1, $2) ON CONFLICT (stream, group_name) DO NOTHING",
+      [stream, group],
+    );
+    this.groups.add(name);
   }
 
   async ack(stream: string, group: string, ids: readonly string[]): Promise<number> {
