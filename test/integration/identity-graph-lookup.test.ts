@@ -1,0 +1,72 @@
+/**
+ * The identity graph's alias lookup probes the primary key once per alias at any graph size, on a
+ * table the planner has no statistics for (embedded Postgres runs no autovacuum).
+ *
+ * Worked example: pixel px holds 30,000 aliases (email e0…e29999, each of identity c0…c29999). A
+ * sighting of e17 with a new id N1 finds e17's identity c17 and links N1 to it; a sighting of an
+ * unknown email with N2 makes N2 an identity of its own. Before the lookup probed the key, the
+ * planner read `pixel_id = 'px'` as a few rows and hashed all 30,000 aliases for every sighting.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ALIAS_LOOKUP_SQL, IdentityGraph } from "../../src/identity/graph.js";
+import type { SqlStore } from "../../src/stores/sql/port.js";
+import { applyEventsSchema } from "../helpers/bus.js";
+import { type Opened, sqlAdapters } from "../helpers/stores.js";
+
+const ALIASES = 30_000;
+
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  Plans?: PlanNode[];
+}
+const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+
+for (const adapter of sqlAdapters) {
+  describe.skipIf(!adapter.available)(`identity alias lookup: ${adapter.name}`, () => {
+    let opened: Opened<SqlStore>;
+    let sql: SqlStore;
+    beforeAll(async () => {
+      opened = await adapter.open();
+      sql = opened.store;
+      await applyEventsSchema(sql);
+      await sql.query(
+        `INSERT INTO identity_aliases (pixel_id, alias_type, alias_value, canonical_id)
+         SELECT 'px', 'email', 'e' || i, 'c' || i FROM generate_series(0, $1::int - 1) AS i`,
+        [ALIASES],
+      );
+    }, 60_000);
+    afterAll(async () => {
+      await opened?.close();
+    });
+
+    it("probes the primary key per alias instead of reading the pixel's aliases", async () => {
+      const values = Array.from({ length: 68 }, (_, i) => `e${i * 401}`);
+      const { rows } = await sql.query<{ "QUERY PLAN": [{ Plan: PlanNode }] | string }>(
+        `EXPLAIN (FORMAT JSON) ${ALIAS_LOOKUP_SQL}`,
+        ["px", values.map(() => "email"), values],
+      );
+      const raw = rows[0]!["QUERY PLAN"];
+      const plan = (typeof raw === "string" ? JSON.parse(raw) : raw)[0].Plan as PlanNode;
+      const all = nodes(plan);
+      expect(all.some((n) => n["Node Type"].includes("Hash"))).toBe(false);
+      const onAliases = all.filter((n) => n["Relation Name"] === "identity_aliases");
+      expect(onAliases.map((n) => [n["Node Type"], n["Index Name"]])).toStrictEqual([
+        ["Index Scan", "identity_aliases_pkey"],
+      ]);
+    });
+
+    it("finds known aliases and leaves unknown ones to new identities", async () => {
+      const graph = new IdentityGraph(sql);
+      const { links } = await graph.apply("px", [
+        { aliases: [{ type: "email", value: "e17" }], assigned: "N1" },
+        { aliases: [{ type: "email", value: "nobody@example.com" }], assigned: "N2" },
+      ]);
+      const to = Object.fromEntries(links.map((l) => [`${l.alias_type}:${l.alias_value}`, l.canonical_id]));
+      expect(to["canonical:N1"]).toBe("c17");
+      expect(to["email:nobody@example.com"]).toBe("N2");
+      expect(to["email:e17"]).toBeUndefined();
+    });
+  });
+}
