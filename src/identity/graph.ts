@@ -26,18 +26,21 @@ export interface Applied {
 }
 
 /**
- * The identity of each alias ($2 types, $3 values) of pixel $1 that the graph holds: one primary-key
- * probe per alias, whatever the planner believes of the table. Embedded Postgres runs no autovacuum,
- * so without statistics it took `pixel_id = $1` for a few rows and hashed every alias of the pixel
- * instead (26 ms at 21,000 aliases, growing with the graph); a LATERAL subquery with a LIMIT cannot
- * be turned into that join.
+ * What the graph holds for a batch, in one round trip: the identity of each alias ($2 types, $3
+ * values) of pixel $1, then (alias columns null) which of the ids $4 already name an identity. Each
+ * alias is one primary-key probe, whatever the planner believes of the table: embedded Postgres runs
+ * no autovacuum, so without statistics it took `pixel_id = $1` for a few rows and hashed every alias
+ * of the pixel instead (26 ms at 21,000 aliases, growing with the graph); a LATERAL subquery with a
+ * LIMIT cannot be turned into that join.
  */
-export const ALIAS_LOOKUP_SQL = `SELECT x.t AS alias_type, x.v AS alias_value, a.canonical_id
+export const GRAPH_LOOKUP_SQL = `SELECT x.t AS alias_type, x.v AS alias_value, a.canonical_id
 FROM unnest($2::text[], $3::text[]) AS x(t, v)
 CROSS JOIN LATERAL (
   SELECT canonical_id FROM identity_aliases
   WHERE pixel_id = $1 AND alias_type = x.t AND alias_value = x.v LIMIT 1
-) AS a`;
+) AS a
+UNION ALL
+SELECT DISTINCT NULL, NULL, canonical_id FROM identity_aliases WHERE pixel_id = $1 AND canonical_id = ANY($4::text[])`;
 
 /**
  * The identity graph of record (Postgres `identity_aliases`): alias → identity, and `canonical`
@@ -112,22 +115,20 @@ export class IdentityGraph {
       }
     }
     const rootOf = new Map<string, string>();
+    const named = new Set<string>();
     if (types.length) {
-      const { rows } = await tx.query<{ alias_type: string; alias_value: string; canonical_id: string }>(
-        ALIAS_LOOKUP_SQL,
-        [pixelId, types, values],
-      );
-      for (const r of rows) rootOf.set(`${r.alias_type}\u0000${r.alias_value}`, r.canonical_id);
+      const { rows } = await tx.query<{
+        alias_type: string | null;
+        alias_value: string | null;
+        canonical_id: string;
+      }>(GRAPH_LOOKUP_SQL, [pixelId, types, values, [...assigned]]);
+      for (const r of rows) {
+        if (r.alias_type === null) named.add(r.canonical_id);
+        else rootOf.set(`${r.alias_type}\u0000${r.alias_value}`, r.canonical_id);
+      }
     }
-    const open = [...assigned].filter((id) => !rootOf.has(canonicalKey(id)));
-    const roots = new Set<string>();
-    if (open.length) {
-      const { rows } = await tx.query<{ canonical_id: string }>(
-        `SELECT DISTINCT canonical_id FROM identity_aliases WHERE pixel_id = $1 AND canonical_id = ANY($2::text[])`,
-        [pixelId, open],
-      );
-      for (const r of rows) roots.add(r.canonical_id);
-    }
+    // Assigned ids with no `canonical` alias that already are an identity's id.
+    const roots = new Set([...assigned].filter((id) => !rootOf.has(canonicalKey(id)) && named.has(id)));
     return { rootOf, roots };
   }
 

@@ -4,11 +4,12 @@
  *
  * Worked example: pixel px holds 30,000 aliases (email e0…e29999, each of identity c0…c29999). A
  * sighting of e17 with a new id N1 finds e17's identity c17 and links N1 to it; a sighting of an
- * unknown email with N2 makes N2 an identity of its own. Before the lookup probed the key, the
+ * unknown email with N2 makes N2 an identity of its own; a sighting filed under c5 (e5's identity)
+ * adds its email to c5. Before the lookup probed the key, the
  * planner read `pixel_id = 'px'` as a few rows and hashed all 30,000 aliases for every sighting.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ALIAS_LOOKUP_SQL, IdentityGraph } from "../../src/identity/graph.js";
+import { GRAPH_LOOKUP_SQL, IdentityGraph } from "../../src/identity/graph.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
 import { applyEventsSchema } from "../helpers/bus.js";
 import { type Opened, sqlAdapters } from "../helpers/stores.js";
@@ -44,17 +45,21 @@ for (const adapter of sqlAdapters) {
     it("probes the primary key per alias instead of reading the pixel's aliases", async () => {
       const values = Array.from({ length: 68 }, (_, i) => `e${i * 401}`);
       const { rows } = await sql.query<{ "QUERY PLAN": [{ Plan: PlanNode }] | string }>(
-        `EXPLAIN (FORMAT JSON) ${ALIAS_LOOKUP_SQL}`,
-        ["px", values.map(() => "email"), values],
+        `EXPLAIN (FORMAT JSON) ${GRAPH_LOOKUP_SQL}`,
+        ["px", values.map(() => "email"), values, ["c3", "N9"]],
       );
       const raw = rows[0]!["QUERY PLAN"];
       const plan = (typeof raw === "string" ? JSON.parse(raw) : raw)[0].Plan as PlanNode;
       const all = nodes(plan);
       expect(all.some((n) => n["Node Type"].includes("Hash"))).toBe(false);
       const onAliases = all.filter((n) => n["Relation Name"] === "identity_aliases");
-      expect(onAliases.map((n) => [n["Node Type"], n["Index Name"]])).toStrictEqual([
-        ["Index Scan", "identity_aliases_pkey"],
-      ]);
+      // The aliases by the primary key; the ids that name an identity by the canonical_id index.
+      expect(onAliases.map((n) => n["Node Type"])).not.toContain("Seq Scan");
+      const indexes = all.map((n) => n["Index Name"]).filter((i) => i !== undefined);
+      expect(indexes[0]).toBe("identity_aliases_pkey");
+      expect(new Set(indexes)).toStrictEqual(
+        new Set(["identity_aliases_pkey", "identity_aliases_canonical_idx"]),
+      );
     });
 
     it("finds known aliases and leaves unknown ones to new identities", async () => {
@@ -62,11 +67,14 @@ for (const adapter of sqlAdapters) {
       const { links } = await graph.apply("px", [
         { aliases: [{ type: "email", value: "e17" }], assigned: "N1" },
         { aliases: [{ type: "email", value: "nobody@example.com" }], assigned: "N2" },
+        // c5 is e5's identity: an id that already names one gets its canonical alias, no new identity.
+        { aliases: [{ type: "email", value: "other@example.com" }], assigned: "c5" },
       ]);
       const to = Object.fromEntries(links.map((l) => [`${l.alias_type}:${l.alias_value}`, l.canonical_id]));
       expect(to["canonical:N1"]).toBe("c17");
       expect(to["email:nobody@example.com"]).toBe("N2");
       expect(to["email:e17"]).toBeUndefined();
+      expect(to["email:other@example.com"]).toBe("c5");
     });
   });
 }
