@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bus, BusMessage } from "../../src/stores/bus/port.js";
-import { busAdapters, type OpenedBus } from "../helpers/bus.js";
+import { SqlBus } from "../../src/stores/bus/sql.js";
+import { busAdapters, type OpenedBus, reopenableSql } from "../helpers/bus.js";
 import { skipReason, TEST_DATABASE_URL, TEST_REDIS_URL } from "../helpers/env.js";
 import { uniqueName } from "../helpers/stores.js";
 
@@ -284,3 +285,31 @@ for (const adapter of busAdapters) {
 
 if (!TEST_DATABASE_URL) it.skip(skipReason("Postgres", "TEST_DATABASE_URL"), () => {});
 if (!TEST_REDIS_URL) it.skip(skipReason("Redis", "TEST_REDIS_URL"), () => {});
+
+for (const store of reopenableSql) {
+  describe.skipIf(!store.available)(`SQL bus, a group deleted by hand: ${store.name}`, () => {
+    it("the next read of a running process makes the group again, from the oldest message kept", async () => {
+      // An abandoned group is deleted with `DELETE FROM bus_groups` (docs/events.md); a process that
+      // still reads it must not read nothing forever because it remembered the row.
+      const opened = await store.open();
+      try {
+        const bus = new SqlBus(opened.sql);
+        const s = stream();
+        await bus.publish(s, [msg("1"), msg("2")]);
+        const first = await bus.read(s, "g", "c");
+        expect(keys(first)).toStrictEqual(["1", "2"]);
+        await bus.ack(
+          s,
+          "g",
+          first.map((m) => m.id),
+        );
+        await opened.sql.query("DELETE FROM bus_groups WHERE stream = $1 AND group_name = 'g'", [s]);
+        await bus.publish(s, [msg("3")]);
+        expect(keys(await bus.read(s, "g", "c"))).toStrictEqual(["1", "2", "3"]);
+        expect(await bus.read(s, "g", "c")).toStrictEqual([]);
+      } finally {
+        await opened.close();
+      }
+    });
+  });
+}

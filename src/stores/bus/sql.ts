@@ -19,6 +19,8 @@ import {
  * Ids come from a counter row locked until the publishing statement commits, so a later id is
  * always committed after an earlier one: a reader that moved past id n never misses an id below it.
  */
+const groupName = (stream: string, group: string) => `${stream}\u0000${group}`;
+
 export class SqlBus implements Bus {
   readonly kind = "sql" as const;
 
@@ -62,6 +64,26 @@ export class SqlBus implements Bus {
     const count = Math.max(1, options.count ?? DEFAULT_READ.count);
     const idleSeconds = Math.max(0, options.claimIdleMs ?? DEFAULT_READ.claimIdleMs) / 1000;
     await this.ensureGroup(stream, group);
+    const once = () => this.readOnce(stream, group, consumer, count, idleSeconds);
+    let got = await once();
+    if (got === null) {
+      // The group's row was deleted while this process read it (an abandoned group is deleted by
+      // hand, see docs/events.md): it is made again, starting at the oldest message kept.
+      this.groups.delete(groupName(stream, group));
+      await this.ensureGroup(stream, group);
+      got = (await once()) ?? [];
+    }
+    return got;
+  }
+
+  /** One read; null when the group has no row. */
+  private async readOnce(
+    stream: string,
+    group: string,
+    consumer: string,
+    count: number,
+    idleSeconds: number,
+  ): Promise<BusMessage[] | null> {
     // One statement (one round trip, no transaction to open and close): `g` locks the group's row, so
     // readers of a group take turns, and hands out its latest last_id even when another reader moved
     // it while this one waited. What the statement reads of bus_messages and bus_pending comes from
@@ -70,7 +92,12 @@ export class SqlBus implements Bus {
     //   messages after the latest last_id that it holds are exactly the ones nobody took yet;
     // - a claim re-checks each pending row's delivered_at on the row as it is now (Postgres re-reads
     //   a row another transaction changed before updating it), so one claimed meanwhile is skipped.
-    const { rows } = await this.sql.query<{ id: string; key: string; payload: string; deliveries: number }>(
+    const { rows } = await this.sql.query<{
+      id: string | null;
+      key: string;
+      payload: string;
+      deliveries: number;
+    }>(
       `WITH g AS (
          SELECT last_id FROM bus_groups WHERE stream = $1 AND group_name = $2 FOR UPDATE
        ),
@@ -96,22 +123,25 @@ export class SqlBus implements Bus {
          WHERE stream = $1 AND group_name = $2 AND EXISTS (SELECT 1 FROM fresh)
        ),
        handed AS (SELECT id, deliveries FROM claimed UNION ALL SELECT id, deliveries FROM fresh)
-       SELECT m.id::text AS id, m.key, m.payload, h.deliveries
+       SELECT m.id AS n, m.id::text AS id, m.key, m.payload, h.deliveries
        FROM handed h JOIN bus_messages m ON m.stream = $1 AND m.id = h.id
-       ORDER BY m.id`,
+       UNION ALL
+       SELECT NULL, NULL, NULL, NULL, NULL WHERE NOT EXISTS (SELECT 1 FROM g)
+       ORDER BY n`,
       [stream, group, consumer, idleSeconds, count],
     );
+    if (rows.some((r) => r.id === null)) return null;
     return rows.map((r) => ({
-      id: r.id,
+      id: r.id as string,
       key: r.key,
       payload: decodePayload(r.payload),
       deliveries: Number(r.deliveries),
     }));
   }
 
-  /** A group is created on its first read; after that, in this process, its row is known to exist. */
+  /** A group is created on its first read; after that, this process assumes its row until a read finds none. */
   private async ensureGroup(stream: string, group: string): Promise<void> {
-    const name = `${stream}\u0000${group}`;
+    const name = groupName(stream, group);
     if (this.groups.has(name)) return;
     await this.sql.query(
       "INSERT INTO bus_groups (stream, group_name) VALUES ($1, $2) ON CONFLICT (stream, group_name) DO NOTHING",
