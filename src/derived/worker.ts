@@ -156,6 +156,7 @@ ORDER BY pixel_id`,
         version: string;
         recheck: number;
         orders: number;
+        read_at: string;
       }>(
         `WITH (SELECT count() FROM derived_watermarks WHERE pixel_id = {pixel:String} AND name = '${CONVERSION_TOUCHES}') AS has,
   ${watermarkSql("{pixel:String}")} AS w,
@@ -164,6 +165,7 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
   toString(greatest(now64(3, 'UTC') - toIntervalMillisecond({margin:UInt32}), w)) AS next,
   has > 0 AND settled < {lookback:UInt32} AND w <= now64(3, 'UTC') - toIntervalMillisecond({lookback:UInt32}) AS recheck,
   toString(toUnixTimestamp64Milli(now64(3, 'UTC'))) AS version,
+  toString(now64(3, 'UTC')) AS read_at,
   (SELECT count() > 0 FROM orders WHERE pixel_id = {pixel:String} AND ingested_at > w - toIntervalMillisecond({lookback:UInt32})) AS orders,
   (SELECT toString(minOrNull(ingested_at)) FROM (
   ${changeFeed("ingested_at", "pixel_id = {pixel:String} AND ingested_at > w")})) AS oldest`,
@@ -197,9 +199,12 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
       }
       // Written after the rows: a crash in between leaves the old watermark, and the next round
       // rebuilds the same conversions again.
+      // `written_at` is when this refresh began to read, not when the row lands: a rebuild that took
+      // longer than the margin still read right after a watermark set without one (`settle`), so
+      // that watermark must still get its second look.
       await this.warehouse.insert(
         "derived_watermarks",
-        [{ pixel_id: pixelId, name: CONVERSION_TOUCHES, watermark: state.next }],
+        [{ pixel_id: pixelId, name: CONVERSION_TOUCHES, watermark: state.next, written_at: state.read_at }],
         FOREGROUND,
       );
       if (state.oldest) this.record(Date.now() - Date.parse(`${state.oldest.replace(" ", "T")}Z`));
