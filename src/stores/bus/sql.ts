@@ -10,6 +10,9 @@ import {
   type ReadOptions,
 } from "./port.js";
 
+/** A consumer group's key in the set of groups a process has made sure of. */
+const groupName = (stream: string, group: string) => `${stream}\u0000${group}`;
+
 /*
  * The bus in the SQL store (used when no Redis is configured): durable like the rest of the OLTP
  * data, so nothing published or pending is lost across restarts. Tables (sql/postgres/005):
@@ -19,8 +22,6 @@ import {
  * Ids come from a counter row locked until the publishing statement commits, so a later id is
  * always committed after an earlier one: a reader that moved past id n never misses an id below it.
  */
-const groupName = (stream: string, group: string) => `${stream}\u0000${group}`;
-
 export class SqlBus implements Bus {
   readonly kind = "sql" as const;
 
