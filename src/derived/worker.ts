@@ -119,7 +119,8 @@ export class DerivedWorker {
    * After a first full round, only rows newer than the oldest watermark are looked at (parts older than
    * it are skipped by the `ingested_at` min-max index): a pixel first seen later has only new rows.
    */
-  async pending(): Promise<string[]> {
+  async pending(options: { rechecks?: boolean } = {}): Promise<string[]> {
+    const rechecks = options.rechecks ?? true;
     const floor =
       this.rounds > 0
         ? "(SELECT min(w) - toIntervalMillisecond({margin:UInt32}) FROM wm)"
@@ -131,10 +132,14 @@ SELECT DISTINCT x.pixel_id AS pixel_id FROM (
   ${changeFeed("pixel_id, ingested_at", `ingested_at > ${floor}`)}
   ) GROUP BY pixel_id
 ) AS x LEFT JOIN wm ON wm.pixel_id = x.pixel_id
-WHERE wm.pixel_id = '' OR x.last > wm.w
+WHERE wm.pixel_id = '' OR x.last > wm.w${
+        rechecks
+          ? `
 UNION DISTINCT
 SELECT pixel_id FROM wm
-WHERE wm.settled_ms < {margin:UInt32} AND wm.w <= now64(3, 'UTC') - toIntervalMillisecond({margin:UInt32})
+WHERE wm.settled_ms < {margin:UInt32} AND wm.w <= now64(3, 'UTC') - toIntervalMillisecond({margin:UInt32})`
+          : ""
+      }
 ORDER BY pixel_id`,
       { margin: this.margin },
     );
@@ -213,9 +218,13 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
     });
   }
 
-  /** How far behind the derived tables are, across every pixel. */
+  /**
+   * How far behind the derived tables are, across every pixel: pixels with a row past their
+   * watermark. A pixel due only for its second look after a settle holds no such row and is not
+   * behind (that look is the worker's own caution, taken on its next round).
+   */
   async lag(): Promise<DerivedLag> {
-    const pixels = await this.pending();
+    const pixels = await this.pending({ rechecks: false });
     if (pixels.length === 0) return { pixels: 0, seconds: 0 };
     const [row] = await this.warehouse.query<{ oldest: string | null }>(
       `WITH wm AS (${WATERMARKS})
