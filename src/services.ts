@@ -190,7 +190,10 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
       accountCacheMs: config.ACCOUNT_CACHE_MS,
       ...(readers ? { readers } : {}),
       ...(config.DERIVED_TABLES
-        ? { fresh: (pixelId: string, version: string) => freshIds.of(pixelId, version) }
+        ? {
+            fresh: (pixelId: string, version: string, options?: { customers?: boolean }) =>
+              freshIds.of(pixelId, version, options),
+          }
         : {}),
     }),
     journeys: new JourneyService(readers ?? stores.warehouse),

@@ -7,6 +7,7 @@ import {
   MAX_FRESH_IDS,
   watermarkSql,
 } from "./conversion-touches.js";
+import { freshCustomersSql, MAX_FRESH_CUSTOMERS } from "./customer-hours.js";
 import { freshHoursSql, MAX_FRESH_HOURS } from "./order-facts.js";
 
 /** What a query must read raw; null: too much of it, read everything of that kind raw. */
@@ -15,6 +16,11 @@ export interface Fresh {
   ids: string[] | null;
   /** UTC hours ('YYYY-MM-DD HH:00:00.000') with an order row past the watermark (order_facts_hourly). */
   hours: string[] | null;
+  /**
+   * Keys of the customers on any version of an order with a row past the watermark (customer_hours);
+   * null with the hours null, or when there are too many. Read only when asked for (`of`).
+   */
+  customers?: string[] | null;
 }
 
 /**
@@ -24,17 +30,37 @@ export interface Fresh {
  * — more read raw, never less.
  */
 export class FreshIds {
-  private readonly kept = new LRUCache<string, Fresh>({ max: 2000 });
+  private readonly kept = new LRUCache<string, { fresh: Fresh; since: string }>({ max: 2000 });
 
   constructor(private readonly warehouse: Pick<WarehouseStore, "query">) {}
 
-  async of(pixelId: string, version: string): Promise<Fresh> {
+  /** `customers`: the fresh customers are wanted too (read past the same watermark as the hours). */
+  async of(pixelId: string, version: string, options: { customers?: boolean } = {}): Promise<Fresh> {
     const key = `${pixelId}\u0000${version}`;
-    const hit = this.kept.get(key);
-    if (hit) return hit;
-    const out = await this.read(pixelId);
-    this.kept.set(key, out);
-    return out;
+    let entry = this.kept.get(key);
+    if (!entry) {
+      entry = await this.read(pixelId);
+      this.kept.set(key, entry);
+    }
+    if (options.customers && entry.fresh.customers === undefined) {
+      entry.fresh = {
+        ...entry.fresh,
+        customers: await this.customers(pixelId, entry.since, entry.fresh.hours),
+      };
+    }
+    return entry.fresh;
+  }
+
+  /** The fresh customers: only when there are fresh hours (no order row past the watermark: none). */
+  private async customers(pixelId: string, since: string, hours: string[] | null): Promise<string[] | null> {
+    if (hours === null) return null;
+    if (hours.length === 0) return [];
+    const [found] = await this.warehouse.query<{ customers: string[] }>(
+      `SELECT ${freshCustomersSql("{since:DateTime64(3, 'UTC')}")} AS customers`,
+      { pixel: pixelId, since },
+    );
+    const customers = found?.customers ?? [];
+    return customers.length > MAX_FRESH_CUSTOMERS ? null : customers.sort();
   }
 
   /**
@@ -42,7 +68,7 @@ export class FreshIds {
    * scan of `ingested_at` per table); and, only when there are such ids, every id resolving to the
    * same identities. A worker that has caught up costs the first two only.
    */
-  private async read(pixelId: string): Promise<Fresh> {
+  private async read(pixelId: string): Promise<{ fresh: Fresh; since: string }> {
     const [mark] = await this.warehouse.query<{ w: string }>(
       `SELECT toString(${watermarkSql("{pixel:String}")}) AS w`,
       { pixel: pixelId },
@@ -63,6 +89,6 @@ export class FreshIds {
       ids = resolved?.ids ?? [];
       if (ids.length > MAX_FRESH_IDS) ids = null;
     }
-    return { ids, hours: hours.length > MAX_FRESH_HOURS ? null : hours.sort() };
+    return { fresh: { ids, hours: hours.length > MAX_FRESH_HOURS ? null : hours.sort() }, since };
   }
 }

@@ -1,10 +1,10 @@
-import { customerKeySql } from "../shared/customer-key.js";
+import { changedHours, HOUR } from "./order-hours.js";
 
 /**
  * `order_facts_hourly` (docs/derived-tables.md): per pixel, UTC hour of creation, currency and
- * financial status, the sums of the latest version of every order, and the hour's distinct customers
- * as a `uniqExact` state. Every order is in it: which orders count (order settings) is decided when it
- * is read, on `financial_status`.
+ * financial status, the sums of the latest version of every order. Every order is in it: which orders
+ * count (order settings) is decided when it is read, on `financial_status`. Distinct customers live in
+ * `customer_hours`.
  */
 
 export const ORDER_FACTS = "order_facts_hourly";
@@ -19,12 +19,11 @@ export const ORDER_FACT_AMOUNTS = [
 ] as const;
 
 const PIXEL = "{pixel:String}";
-/** The UTC hour an order row was created in, as the rollup's `hour`. */
-export const HOUR = "toDateTime64(toStartOfHour(created_at), 3, 'UTC')";
 
 /**
- * The rebuild of a set of hours: `since` — every hour an order row (a version, or the tombstone left
- * in the old month when an order's creation time moved) ingested after `{since}` was created in;
+ * The rebuild of a set of hours: `since` — every hour an order with a row (a version, or the tombstone
+ * left in the old month when an order's creation time moved) ingested after `{since}` is or was
+ * counted in (`changedHours`);
  * `month` — every hour of `{month}` (YYYYMM), for a first build. Each group of those hours is written
  * again with `built_version` = `{version}`, and a group the hour had before and has no order in now
  * is written with zeros (its stored rows come in with nothing to count), so no stale group survives.
@@ -38,21 +37,21 @@ export function orderFactsRefreshSql(scope: "since" | "month"): string {
   const hours =
     scope === "since"
       ? `WITH hours AS (
-  SELECT DISTINCT ${HOUR} AS h FROM orders WHERE pixel_id = ${PIXEL} AND ingested_at > {since:DateTime64(3, 'UTC')}
+  SELECT DISTINCT h FROM (
+  ${changedHours("{since:DateTime64(3, 'UTC')}")}
+  )
 )
 `
       : "";
   const zero = "toDecimal64(0, 4)";
   const amounts = ORDER_FACT_AMOUNTS.map((a) => `sumIf(${a}, counts) AS ${a}`).join(", ");
-  return `INSERT INTO ${ORDER_FACTS} (pixel_id, hour, currency, financial_status, built_version, orders, ${ORDER_FACT_AMOUNTS.join(", ")}, customers)
-${hours}SELECT ${PIXEL}, hour, currency, financial_status, {version:UInt64}, countIf(counts) AS orders, ${amounts},
-  uniqExactStateIf(customer_key, counts) AS customers
+  return `INSERT INTO ${ORDER_FACTS} (pixel_id, hour, currency, financial_status, built_version, orders, ${ORDER_FACT_AMOUNTS.join(", ")})
+${hours}SELECT ${PIXEL}, hour, currency, financial_status, {version:UInt64}, countIf(counts) AS orders, ${amounts}
 FROM (
-  SELECT ${HOUR} AS hour, currency, financial_status, ${ORDER_FACT_AMOUNTS.join(", ")},
-    ${customerKeySql("o")} AS customer_key, true AS counts
+  SELECT ${HOUR} AS hour, currency, financial_status, ${ORDER_FACT_AMOUNTS.join(", ")}, true AS counts
   FROM (SELECT * FROM orders FINAL WHERE pixel_id = ${PIXEL} AND ${ordersIn}) AS o
   UNION ALL
-  SELECT hour, currency, financial_status, ${ORDER_FACT_AMOUNTS.map(() => zero).join(", ")}, '' AS customer_key, false AS counts
+  SELECT hour, currency, financial_status, ${ORDER_FACT_AMOUNTS.map(() => zero).join(", ")}, false AS counts
   FROM ${ORDER_FACTS} WHERE pixel_id = ${PIXEL} AND ${storedIn}
 )
 GROUP BY hour, currency, financial_status`;
@@ -65,9 +64,11 @@ GROUP BY hour, currency, financial_status`;
 export const MAX_FRESH_HOURS = 2_000;
 
 /**
- * Every hour with an order row past the pixel's watermark `since` (at most MAX_FRESH_HOURS + 1): the
- * hours a query reads from raw orders. A scalar subquery over `{pixel:String}`.
+ * Every hour an order with a row past the pixel's watermark `since` is or was counted in (at most
+ * MAX_FRESH_HOURS + 1): the hours a query reads from raw orders. A scalar subquery over `{pixel:String}`.
  */
 export function freshHoursSql(since: string): string {
-  return `(SELECT groupUniqArray(${MAX_FRESH_HOURS + 1})(toString(${HOUR})) FROM orders WHERE pixel_id = ${PIXEL} AND ingested_at > ${since})`;
+  return `(SELECT groupUniqArray(${MAX_FRESH_HOURS + 1})(toString(h)) FROM (
+  ${changedHours(since)}
+  ))`;
 }

@@ -9,7 +9,9 @@ import {
   refreshSql,
   watermarkSql,
 } from "./conversion-touches.js";
+import { customerHoursRefreshSql } from "./customer-hours.js";
 import { orderFactsRefreshSql } from "./order-facts.js";
+import { orderHoursRefreshSql } from "./order-hours.js";
 
 export const DERIVED_CONSUMER = "derived-tables";
 
@@ -195,12 +197,20 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
           await this.warehouse.command(refreshSql("month", once), params, options);
           await this.warehouse.command(orderFactsRefreshSql("month"), params, FOREGROUND);
         }
+        // Whole customers, not months: a customer's rows chain across months.
+        const params = { pixel: pixelId, version: state.version };
+        await this.warehouse.command(customerHoursRefreshSql("all"), params, FOREGROUND);
+        await this.warehouse.command(orderHoursRefreshSql("all"), params, FOREGROUND);
       } else {
         const params = { pixel: pixelId, version: state.version, since: state.since };
         await this.warehouse.command(refreshSql("since", once), params, options);
         // No order row since: no hour of the rollup can have changed.
-        if (Number(state.orders))
+        if (Number(state.orders)) {
           await this.warehouse.command(orderFactsRefreshSql("since"), params, FOREGROUND);
+          await this.warehouse.command(customerHoursRefreshSql("since"), params, FOREGROUND);
+          // Last: until it lands, the places the orders left are still found in it.
+          await this.warehouse.command(orderHoursRefreshSql("since"), params, FOREGROUND);
+        }
       }
       // Written after the rows: a crash in between leaves the old watermark, and the next round
       // rebuilds the same conversions again.

@@ -21,8 +21,9 @@ import type { AttributionQuery, CohortMeasure, GeneralQuery } from "./schemas.js
 import { type DerivedTouches, emitAttribution } from "./sources/attribution.js";
 import { emitCohorts } from "./sources/cohorts.js";
 import type { EmitContext } from "./sources/context.js";
+import { emitCustomersFromHours, type FreshCustomers } from "./sources/customers.js";
 import { emitEntityPage } from "./sources/entities.js";
-import { emitFactSource, ordersRollupServes } from "./sources/facts.js";
+import { CUSTOMERS_BASE, emitFactSource, ordersRollupServes } from "./sources/facts.js";
 import { type Bucket, buckets, type Granularity, type Instants } from "./time.js";
 
 /**
@@ -41,15 +42,17 @@ export interface Statement {
   /**
    * The same statement answered from the derived tables where they are current (docs/derived-tables.md):
    * the same rows, so the service may run either. `freshParam` names the parameter the service sets to
-   * what is past the watermark (bound to [] here): the stored ids of identities (`ids`), or the hours
-   * with order rows (`hours`). `current`, when present, is the derived form for an empty fresh set:
+   * what is past the watermark (bound to [] here): the stored ids of identities (`ids`), the hours
+   * with order rows (`hours`), or the customers on such rows (`customers`, with the hours bound to
+   * `freshHoursParam`). `current`, when present, is the derived form for an empty fresh set:
    * nothing past the watermark, so the derived tables alone, without the raw branch.
    */
   derived?: {
     sql: string;
     params: Params;
     freshParam: string;
-    fresh: "ids" | "hours";
+    fresh: "ids" | "hours" | "customers";
+    freshHoursParam?: string;
     current?: { sql: string; params: Params };
   };
 }
@@ -90,6 +93,29 @@ function derivedForms(
   const c = new Binder();
   const current = { sql: emit(c, null), params: c.params };
   return { sql, params: d.params, freshParam: paramName(placeholder), fresh, current };
+}
+
+/**
+ * The derived forms of the distinct-customers statement: with the fresh customers and hours as
+ * parameters (bound empty here, set by the service), and `current` for nothing past the watermark.
+ */
+function customersForms(
+  emit: (binder: Binder, fresh: FreshCustomers | null) => string,
+): NonNullable<Statement["derived"]> {
+  const d = new Binder();
+  const customers = d.bind([], "Array(String)");
+  const hours = d.bind([], "Array(DateTime64(3, 'UTC'))");
+  const sql = emit(d, { customers, hours });
+  const c = new Binder();
+  const current = { sql: emit(c, null), params: c.params };
+  return {
+    sql,
+    params: d.params,
+    freshParam: paramName(customers),
+    fresh: "customers",
+    freshHoursParam: paramName(hours),
+    current,
+  };
 }
 
 /** The name of a bound placeholder (`{p3:Array(String)}` → `p3`). */
@@ -188,20 +214,33 @@ export function planGeneral(r: ResolvedGeneral): QueryPlan {
         );
         continue;
       }
-      const binder = new Binder();
-      const sql = emitFactSource(part.source, part.names, ctx(binder), printFilter(part.where, binder));
-      const statement: Statement = {
-        source: part.source,
-        period: "compareRange" in compareRange ? "both" : period,
-        sql,
-        params: binder.params,
+      const statementPeriod = "compareRange" in compareRange ? "both" : period;
+      const raw = (names: readonly string[]): Statement => {
+        const binder = new Binder();
+        const sql = emitFactSource(part.source, names, ctx(binder), printFilter(part.where, binder));
+        return { source: part.source, period: statementPeriod, sql, params: binder.params };
       };
-      if (ordersRollupServes(part.source, part.names, ctx(binder), part.where !== undefined)) {
-        statement.derived = derivedForms("hours", (b, freshHours) =>
-          emitFactSource(part.source, part.names, ctx(b), "1", { freshHours }),
-        );
+      if (!ordersRollupServes(part.source, part.names, ctx(new Binder()), part.where !== undefined)) {
+        statements.push(raw(part.names));
+        continue;
       }
-      statements.push(statement);
+      // Served by the derived tables: distinct customers from customer_hours in a statement of their
+      // own (a count there, a hash set over the rollup's hours), the rest from the hourly rollup.
+      const sums = part.names.filter((n) => n !== CUSTOMERS_BASE);
+      if (sums.length > 0) {
+        statements.push({
+          ...raw(sums),
+          derived: derivedForms("hours", (b, freshHours) =>
+            emitFactSource(part.source, sums, ctx(b), "1", { freshHours }),
+          ),
+        });
+      }
+      if (sums.length < part.names.length) {
+        statements.push({
+          ...raw([CUSTOMERS_BASE]),
+          derived: customersForms((b, fresh) => emitCustomersFromHours(ctx(b), fresh)),
+        });
+      }
     }
   }
   return {

@@ -88,7 +88,7 @@ export class QueryService {
        * Statements with a derived form run it (docs/derived-tables.md), given what to read raw for a
        * pixel at a data version (a null set: that kind is read raw). Absent: raw data only.
        */
-      fresh?: (pixelId: string, version: string) => Promise<Fresh>;
+      fresh?: (pixelId: string, version: string, options?: { customers?: boolean }) => Promise<Fresh>;
       /** Where statements run (side by side); absent: on the warehouse itself. */
       readers?: StatementReaders;
     },
@@ -236,7 +236,8 @@ export class QueryService {
     version: string,
   ): Promise<Fresh | null> {
     if (!this.deps.fresh || opts.derived === false || !statements.some((s) => s.derived)) return null;
-    return this.deps.fresh(pixelId, version).catch((err: unknown) => {
+    const customers = statements.some((s) => s.derived?.fresh === "customers");
+    return this.deps.fresh(pixelId, version, { customers }).catch((err: unknown) => {
       this.deps.log.warn({ err, pixelId }, "fresh rows not read; answering from raw data");
       return null;
     });
@@ -245,12 +246,21 @@ export class QueryService {
   /** A statement's derived form when its fresh set is known, else the statement as planned. */
   private runStatement(statement: Statement, fresh: Fresh | null): Promise<Record<string, unknown>[]> {
     const d = statement.derived;
-    const set = d && fresh ? fresh[d.fresh] : null;
+    const set = d && fresh ? (fresh[d.fresh] ?? null) : null;
+    // The customers' form also reads the fresh hours: it needs both sets, and is current when both are empty.
+    const hours = d?.freshHoursParam ? (fresh?.hours ?? null) : [];
     const run =
-      d && set
-        ? set.length === 0 && d.current
+      d && set && hours
+        ? set.length === 0 && hours.length === 0 && d.current
           ? d.current
-          : { sql: d.sql, params: { ...d.params, [d.freshParam]: set } }
+          : {
+              sql: d.sql,
+              params: {
+                ...d.params,
+                [d.freshParam]: set,
+                ...(d.freshHoursParam ? { [d.freshHoursParam]: hours } : {}),
+              },
+            }
         : statement;
     return withEveryRate(run.params, (params) => this.reader.query<Record<string, unknown>>(run.sql, params));
   }

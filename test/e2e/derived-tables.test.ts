@@ -6,8 +6,9 @@
  *
  *   1. loaded, derived tables refreshed: the derived rows answer;
  *   2. late data past the watermark, not refreshed: touches dated before the orders, the identity
- *      merges, an order moved across a month boundary, an order voided and a new order — the
- *      identities with rows past the watermark are read raw, the rest from the derived table;
+ *      merges, an order moved across a month boundary, an order voided, an order handed to another
+ *      customer and a new order — the identities (and customers) with rows past the watermark are
+ *      read raw, the rest from the derived tables;
  *   3. refreshed again.
  *
  * Each request is one of the attribution endpoint's models × windows × dimensions, with touch and
@@ -28,9 +29,11 @@ import type { TestApp } from "../helpers/app.js";
 import { sendOk } from "./ingest-helpers.js";
 import {
   adEntity,
+  detail,
   event,
   exclusion,
   fxRate,
+  onlyResult,
   order,
   refund,
   storeCustomer,
@@ -75,11 +78,17 @@ interface Store {
     cents: number;
     currency: string;
     pending: boolean;
+    /** No customer: the order is a customer of its own. */
+    guest: boolean;
     refundCents: number;
   }[];
-  /** Index of an order moved by +2 days in state 2 (−1: none), of one voided, and a new order's customer. */
+  /**
+   * Index of an order moved by +2 days in state 2 (−1: none), of one voided, of one handed to the new
+   * order's customer, and that customer.
+   */
   moved: number;
   voided: number;
+  recustomer: number;
   newOrderCustomer: number;
 }
 
@@ -104,16 +113,19 @@ const store: fc.Arbitrary<Store> = fc.integer({ min: 1, max: 4 }).chain((n) =>
     orders: fc.array(
       fc.record({
         customer: fc.integer({ min: 0, max: n - 1 }),
-        at: hourIn(RANGE_START, RANGE_END - 2 * DAY),
+        // Some before the range: a customer's earlier order decides whether they count in a bucket.
+        at: hourIn(RANGE_START - 3 * DAY, RANGE_END - 2 * DAY),
         cents: fc.integer({ min: 1, max: 50_000 }),
         currency: fc.constantFrom("USD", "USD", "EUR"),
         pending: fc.integer({ min: 0, max: 9 }).map((x) => x < 2),
+        guest: fc.integer({ min: 0, max: 9 }).map((x) => x < 2),
         refundCents: fc.nat({ max: 1000 }),
       }),
       { minLength: 1, maxLength: 6 },
     ),
     moved: fc.integer({ min: -1, max: 5 }),
     voided: fc.integer({ min: -1, max: 5 }),
+    recustomer: fc.integer({ min: -1, max: 5 }),
     newOrderCustomer: fc.integer({ min: 0, max: n - 1 }),
   }),
 );
@@ -276,13 +288,20 @@ async function answers(
 }
 
 /** Rows of the pixel in each derived table. */
-async function derivedRows(pixelId: string): Promise<{ touches: number; hours: number }> {
-  const [row] = await app.stores.warehouse.query<{ touches: string; hours: string }>(
+async function derivedRows(
+  pixelId: string,
+): Promise<{ touches: number; hours: number; customerHours: number }> {
+  const [row] = await app.stores.warehouse.query<{ touches: string; hours: string; customer_hours: string }>(
     `SELECT toString((SELECT count() FROM conversion_touches WHERE pixel_id = {p:String})) AS touches,
-       toString((SELECT count() FROM order_facts_hourly WHERE pixel_id = {p:String})) AS hours`,
+       toString((SELECT count() FROM order_facts_hourly WHERE pixel_id = {p:String})) AS hours,
+       toString((SELECT count() FROM customer_hours WHERE pixel_id = {p:String})) AS customer_hours`,
     { p: pixelId },
   );
-  return { touches: Number(row?.touches ?? 0), hours: Number(row?.hours ?? 0) };
+  return {
+    touches: Number(row?.touches ?? 0),
+    hours: Number(row?.hours ?? 0),
+    customerHours: Number(row?.customer_hours ?? 0),
+  };
 }
 
 /** Last-click credit by source over RANGE (30-day window), from the derived tables or raw data. */
@@ -335,7 +354,7 @@ describe("derived tables answer as raw data", () => {
           );
         const orderOf = (o: Store["orders"][number], i: number, extra: Record<string, unknown> = {}) =>
           order(`o${i}`, iso(o.at), o.currency, o.cents / 100, {
-            customer: { id: ref(o.customer) },
+            ...(o.guest ? {} : { customer: { id: ref(o.customer) } }),
             ...(o.pending ? { financialStatus: "pending" } : {}),
             ...extra,
           });
@@ -368,15 +387,22 @@ describe("derived tables answer as raw data", () => {
           ),
         });
         await app.services.derivedWorker.runOnce(0);
-        // Built: every order has its hour (an order without a touch has no conversion_touches row).
-        expect((await derivedRows(px.pixelId)).hours).toBeGreaterThan(0);
+        // Built: every order has its hour and its customer's hour (an order without a touch has no
+        // conversion_touches row).
+        const built = await derivedRows(px.pixelId);
+        expect(built.hours).toBeGreaterThan(0);
+        expect(built.customerHours).toBeGreaterThan(0);
         derivedServed++;
         await check("refreshed");
 
         // 2. late data past the watermark
         const updated = (i: number) => {
           const o = s.orders[i]!;
-          const later = { ...o, at: i === s.moved ? o.at + 2 * DAY : o.at };
+          const later = {
+            ...o,
+            at: i === s.moved ? o.at + 2 * DAY : o.at,
+            ...(i === s.recustomer ? { customer: s.newOrderCustomer, guest: false } : {}),
+          };
           return orderOf(later, i, {
             updatedAt: iso(o.at + 3 * DAY),
             ...(i === s.voided ? { financialStatus: "voided" } : {}),
@@ -390,7 +416,9 @@ describe("derived tables answer as raw data", () => {
             ),
           ],
           orders: [
-            ...s.orders.flatMap((_, i) => (i === s.moved || i === s.voided ? [updated(i)] : [])),
+            ...s.orders.flatMap((_, i) =>
+              i === s.moved || i === s.voided || i === s.recustomer ? [updated(i)] : [],
+            ),
             order("o-new", iso(RANGE_START + 30 * HOUR), "USD", 42.5, {
               customer: { id: ref(s.newOrderCustomer) },
             }),
@@ -506,6 +534,74 @@ describe("derived tables answer as raw data", () => {
       { p: px.pixelId },
     );
     expect(Number(n?.touches)).toBe(0);
+  });
+
+  it("a customer counts once per bucket and per range, from customer_hours as from raw orders (worked example)", async () => {
+    // cust-a orders on 27 Sep (before the range), 30 Sep 10:00 and 1 Oct 09:00; cust-b twice on 30 Sep
+    // (11:00, 15:00); a guest on 1 Oct 12:00. Daily customers over 29 Sep – 2 Oct: 0, 2 (a, b),
+    // 2 (a, the guest), 0; the range 3 — a once, though her first order lies before it.
+    // Then, past the watermark, cust-c orders on 1 Oct 13:00, the guest's order becomes cust-b's, and
+    // a's 30 Sep order moves to 29 Sep 10:00 (same month: the new version replaces the old one in
+    // place, and once the engine merged it away only order_hours knows the hour and the customer the
+    // rollups still count): customers 1 (a), 1 (b), 3 (a, b, c), 0, the range 3; orders 1, 2, 3, 0.
+    const { px, post } = await newPixel();
+    const of = (id: string) => ({ customer: { id } });
+    const guest = (extra: Record<string, unknown> = {}) =>
+      order("o-g", "2026-10-01T12:00:00Z", "USD", 5, extra);
+    await loadRaw(app, px.pixelId, px, {
+      orders: [
+        order("o-a0", "2026-09-27T08:00:00Z", "USD", 10, of("cust-a")),
+        order("o-a1", "2026-09-30T10:00:00Z", "USD", 10, of("cust-a")),
+        order("o-a2", "2026-10-01T09:00:00Z", "USD", 10, of("cust-a")),
+        order("o-b1", "2026-09-30T11:00:00Z", "USD", 20, of("cust-b")),
+        order("o-b2", "2026-09-30T15:00:00Z", "USD", 20, of("cust-b")),
+        guest(),
+      ],
+    });
+    await app.services.derivedWorker.runOnce(0);
+    expect((await derivedRows(px.pixelId)).customerHours).toBe(6);
+    const series = async (derived: boolean) => {
+      const res = (await post(
+        {
+          measures: ["orders.count", "customers.count"],
+          dateRange: RANGE,
+          timezone: "UTC",
+          granularity: "day",
+        },
+        { path: "/db-mgmt/api/query", derived },
+      )) as { status: number; body: unknown };
+      const result = onlyResult({ ...res, text: JSON.stringify(res.body), headers: new Headers() });
+      return {
+        customers: result.data.primary.map((b) => b["customers.count"]),
+        range: detail(result, "customers.count").primarySum,
+        orders: result.data.primary.map((b) => b["orders.count"]),
+      };
+    };
+    for (const derived of [true, false]) {
+      expect({ derived, ...(await series(derived)) }).toEqual({
+        derived,
+        customers: [0, 2, 2, 0],
+        range: 3,
+        orders: [0, 3, 2, 0],
+      });
+    }
+    await loadRaw(app, px.pixelId, px, {
+      orders: [
+        order("o-c", "2026-10-01T13:00:00Z", "USD", 30, of("cust-c")),
+        guest({ ...of("cust-b"), updatedAt: "2026-10-02T00:00:00Z" }),
+        order("o-a1", "2026-09-29T10:00:00Z", "USD", 10, {
+          ...of("cust-a"),
+          updatedAt: "2026-10-02T00:00:00Z",
+        }),
+      ],
+    });
+    await app.stores.warehouse.command("OPTIMIZE TABLE orders FINAL");
+    const after = { customers: [1, 1, 3, 0], range: 3, orders: [1, 2, 3, 0] };
+    for (const derived of [true, false]) {
+      expect({ derived, ...(await series(derived)) }).toEqual({ derived, ...after });
+    }
+    await app.services.derivedWorker.runOnce(0);
+    expect(await series(true)).toEqual(after);
   });
 
   it("GET /db-mgmt/api/derived/lag says how far the derived tables trail, and refuses a bad waitMs", async () => {

@@ -74,7 +74,11 @@ async function runUntil(stop: number): Promise<void> {
 describe(FILE, () => {
   it("stamps earlier rows with the epoch and later ones with their insert time", async () => {
     const report = await migrate(sql.store, wh.store);
-    expect(report.warehouse).toEqual(["003_derived_conversion_touches", "004_order_facts_hourly"]);
+    expect(report.warehouse).toEqual([
+      "003_derived_conversion_touches",
+      "004_order_facts_hourly",
+      "005_customer_hours",
+    ]);
     expect(await stamps()).toEqual(migrated);
     const [now] = await wh.store.query<{ t: string }>("SELECT toString(now64(3, 'UTC')) AS t");
     await wh.store.insert("orders", [

@@ -92,7 +92,7 @@ describe("DerivedWorker", () => {
     expect(await worker.lag()).toEqual({ pixels: 0, seconds: 0 });
   });
 
-  it("order facts per hour: an incremental refresh equals a build from scratch through a status change, a moved order and an emptied group", async () => {
+  it("order facts and customers per hour: an incremental refresh equals a build from scratch through a status change, orders moved within and across months and an emptied group", async () => {
     const facts = async () =>
       (
         await wh.store.query<{
@@ -101,10 +101,9 @@ describe("DerivedWorker", () => {
           st: string;
           n: string;
           total: string;
-          customers: string;
         }>(
           `SELECT toString(f.hour) AS h, toString(f.currency) AS cur, toString(f.financial_status) AS st,
-             toString(any(f.orders)) AS n, toString(any(f.total_price)) AS total, toString(uniqExactMerge(f.customers)) AS customers
+             toString(any(f.orders)) AS n, toString(any(f.total_price)) AS total
            FROM order_facts_hourly AS f FINAL WHERE f.pixel_id = 'fx' AND f.orders > 0
            GROUP BY h, cur, st ORDER BY h, cur, st`,
         )
@@ -114,8 +113,15 @@ describe("DerivedWorker", () => {
         status: r.st,
         orders: r.n,
         total: r.total,
-        customers: r.customers,
       }));
+    // "hour key kinds previous-counted-hour" of every customer-hour holding an order.
+    const customerHours = async () =>
+      (
+        await wh.store.query<{ row: string }>(
+          `SELECT concat(toString(hour), ' ', customer_key, ' ', toString(kinds), ' ', toString(prev)) AS row
+           FROM customer_hours FINAL WHERE pixel_id = 'fx' AND kinds != 0 ORDER BY hour, customer_key`,
+        )
+      ).map((r) => r.row);
     const o = (id: string, at: string, total: string, extra: Record<string, unknown> = {}) => ({
       pixel_id: "fx",
       order_id: id,
@@ -130,7 +136,7 @@ describe("DerivedWorker", () => {
       ...extra,
     });
     await wh.store.insert("orders", [
-      o("o1", "2026-03-01 10:15:00.000", "10.00"),
+      o("o1", "2026-03-01 09:15:00.000", "10.00"),
       o("o2", "2026-03-01 10:45:00.000", "5.50"),
       o("o3", "2026-03-01 11:30:00.000", "7.00", {
         currency: "EUR",
@@ -141,12 +147,18 @@ describe("DerivedWorker", () => {
     await worker.runOnce(0);
     expect(await facts()).toEqual([
       {
+        hour: "2026-03-01 09:00:00.000",
+        currency: "USD",
+        status: "paid",
+        orders: "1",
+        total: "10",
+      },
+      {
         hour: "2026-03-01 10:00:00.000",
         currency: "USD",
         status: "paid",
-        orders: "2",
-        total: "15.5",
-        customers: "1",
+        orders: "1",
+        total: "5.5",
       },
       {
         hour: "2026-03-01 11:00:00.000",
@@ -154,34 +166,42 @@ describe("DerivedWorker", () => {
         status: "pending",
         orders: "1",
         total: "7",
-        customers: "1",
       },
     ]);
 
-    // o3 paid now; o2 moved to April (the sync's tombstone hides it in March, one version below the new row).
+    const none = "1900-01-01 00:00:00.000";
+    expect(await customerHours()).toEqual([
+      `2026-03-01 09:00:00.000 c:c1 1 ${none}`,
+      "2026-03-01 10:00:00.000 c:c1 1 2026-03-01 09:00:00.000",
+      `2026-03-01 11:00:00.000 c:c2 2 ${none}`,
+    ]);
+
+    // o3 paid now; o2 moved to April (the sync's tombstone hides it in March, one version below the new
+    // row); o1 moved from 09:15 to 12:05 the same day — in place, and merged away before the refresh,
+    // so only order_hours still says the rollups count it at 09:00.
     await wh.store.insert("orders", [
       o("o3", "2026-03-01 11:30:00.000", "7.00", { currency: "EUR", customer_id: "c2", version: 2 }),
       o("o2", "2026-03-01 10:45:00.000", "0", { version: 2, is_deleted: 1 }),
       o("o2", "2026-04-02 09:10:00.000", "5.50", { version: 3 }),
+      o("o1", "2026-03-01 12:05:00.000", "10.00", { version: 2 }),
     ]);
+    await wh.store.command("OPTIMIZE TABLE orders FINAL");
     expect((await worker.runOnce(0)).map((r) => [r.pixelId, r.full])).toEqual([["fx", false]]);
     const incremental = await facts();
     expect(incremental).toEqual([
-      {
-        hour: "2026-03-01 10:00:00.000",
-        currency: "USD",
-        status: "paid",
-        orders: "1",
-        total: "10",
-        customers: "1",
-      },
       {
         hour: "2026-03-01 11:00:00.000",
         currency: "EUR",
         status: "paid",
         orders: "1",
         total: "7",
-        customers: "1",
+      },
+      {
+        hour: "2026-03-01 12:00:00.000",
+        currency: "USD",
+        status: "paid",
+        orders: "1",
+        total: "10",
       },
       {
         hour: "2026-04-02 09:00:00.000",
@@ -189,7 +209,6 @@ describe("DerivedWorker", () => {
         status: "paid",
         orders: "1",
         total: "5.5",
-        customers: "1",
       },
     ]);
     // The emptied group is written again with nothing in it, so its old sums never come back.
@@ -197,11 +216,19 @@ describe("DerivedWorker", () => {
       "SELECT toString(orders) AS n FROM order_facts_hourly FINAL WHERE pixel_id = 'fx' AND financial_status = 'pending'",
     );
     expect(emptied).toEqual([{ n: "0" }]);
+    const customersIncremental = await customerHours();
+    expect(customersIncremental).toEqual([
+      `2026-03-01 11:00:00.000 c:c2 1 ${none}`,
+      `2026-03-01 12:00:00.000 c:c1 1 ${none}`,
+      "2026-04-02 09:00:00.000 c:c1 1 2026-03-01 12:00:00.000",
+    ]);
 
     await wh.store.command("TRUNCATE TABLE order_facts_hourly");
+    await wh.store.command("TRUNCATE TABLE customer_hours");
     await wh.store.command("TRUNCATE TABLE derived_watermarks");
     expect((await worker.runOnce(0)).every((r) => r.full)).toBe(true);
     expect(await facts()).toEqual(incremental);
+    expect(await customerHours()).toEqual(customersIncremental);
   });
 
   it("a watermark set with no margin is checked again once the margin has passed: a row stamped before it but stored after the refresh is covered", async () => {

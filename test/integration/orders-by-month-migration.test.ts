@@ -84,6 +84,7 @@ describe("002_orders_by_month", () => {
       "002_orders_by_month",
       "003_derived_conversion_touches",
       "004_order_facts_hourly",
+      "005_customer_hours",
     ]);
     expect(asNumbers(await liveOrders())).toEqual(expected);
     expect(await tableNames()).not.toContain("orders_by_month");

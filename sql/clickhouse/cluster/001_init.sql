@@ -218,8 +218,7 @@ CREATE TABLE IF NOT EXISTS order_facts_hourly_local ON CLUSTER '{cluster}' (
   subtotal_price    Decimal(38, 4),
   total_shipping    Decimal(38, 4),
   total_tax         Decimal(38, 4),
-  total_discounts   Decimal(38, 4),
-  customers         AggregateFunction(uniqExact, String)
+  total_discounts   Decimal(38, 4)
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/order_facts_hourly_local', '{replica}', built_version)
 PARTITION BY toYYYYMM(hour)
@@ -227,6 +226,39 @@ ORDER BY (pixel_id, hour, currency, financial_status);
 
 CREATE TABLE IF NOT EXISTS order_facts_hourly ON CLUSTER '{cluster}' AS order_facts_hourly_local
 ENGINE = Distributed('{cluster}', currentDatabase(), order_facts_hourly_local, cityHash64(pixel_id));
+
+-- customer_hours: customers per hour with their previous counted hour, kept by the derived-tables worker.
+CREATE TABLE IF NOT EXISTS customer_hours_local ON CLUSTER '{cluster}' (
+  pixel_id           LowCardinality(String),
+  hour               DateTime64(3, 'UTC'),
+  customer_key       String,
+  built_version      UInt64,
+  kinds              UInt8,
+  prev               DateTime64(3, 'UTC'),
+  prev_with_pending  DateTime64(3, 'UTC'),
+  prev_with_voided   DateTime64(3, 'UTC'),
+  prev_with_both     DateTime64(3, 'UTC')
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/customer_hours_local', '{replica}', built_version)
+PARTITION BY toYYYYMM(hour)
+ORDER BY (pixel_id, hour, customer_key);
+
+CREATE TABLE IF NOT EXISTS customer_hours ON CLUSTER '{cluster}' AS customer_hours_local
+ENGINE = Distributed('{cluster}', currentDatabase(), customer_hours_local, cityHash64(pixel_id));
+
+-- order_hours: per order, the hour and customer the derived tables last counted it under.
+CREATE TABLE IF NOT EXISTS order_hours_local ON CLUSTER '{cluster}' (
+  pixel_id       LowCardinality(String),
+  order_id       String,
+  built_version  UInt64,
+  hour           DateTime64(3, 'UTC'),
+  customer_key   String
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/order_hours_local', '{replica}', built_version)
+ORDER BY (pixel_id, order_id);
+
+CREATE TABLE IF NOT EXISTS order_hours ON CLUSTER '{cluster}' AS order_hours_local
+ENGINE = Distributed('{cluster}', currentDatabase(), order_hours_local, cityHash64(pixel_id));
 
 -- order_lines: lines of an order version.
 CREATE TABLE IF NOT EXISTS order_lines_local ON CLUSTER '{cluster}' (

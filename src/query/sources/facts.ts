@@ -1,6 +1,6 @@
-import { HOUR, ORDER_FACT_AMOUNTS, ORDER_FACTS } from "../../derived/order-facts.js";
+import { ORDER_FACT_AMOUNTS, ORDER_FACTS } from "../../derived/order-facts.js";
+import { HOUR } from "../../derived/order-hours.js";
 import { hopsCte } from "../../identity/links-sql.js";
-import { customerKeySql } from "../../shared/customer-key.js";
 import type { Binder } from "../binder.js";
 import { FIELD_BY_NAME } from "../filters/fields.js";
 import type { SourceName } from "../measures.js";
@@ -38,8 +38,7 @@ interface FactSource {
 type Base =
   | { kind: "money"; amount: string; when?: string; exact?: true }
   | { kind: "sum"; agg: string }
-  | { kind: "distinct"; key: string; when?: string }
-  | { kind: "state"; col: string };
+  | { kind: "distinct"; key: string; when?: string };
 
 const money = (amount: string, when?: string): Base => ({ kind: "money", amount, ...(when ? { when } : {}) });
 /**
@@ -47,8 +46,6 @@ const money = (amount: string, when?: string): Base => ({ kind: "money", amount,
  * whether the sum runs over orders or over the hourly rollup's exact sums.
  */
 const exactMoney = (amount: string): Base => ({ kind: "money", amount, exact: true });
-/** Distinct values already held as `uniqExact` states (the rollup's customers per hour). */
-const state = (col: string): Base => ({ kind: "state", col });
 const additive = (agg: string): Base => ({ kind: "sum", agg });
 const distinct = (key: string, when?: string): Base => ({ kind: "distinct", key, ...(when ? { when } : {}) });
 
@@ -237,7 +234,7 @@ export type FactSourceName = keyof typeof FACTS;
  */
 function ordersRollup(fresh: string | null): FactSource {
   const amounts = ORDER_FACT_AMOUNTS.join(", ");
-  const stored = (p: Placeholders) => `SELECT hour, currency, financial_status, orders, ${amounts}, customers
+  const stored = (p: Placeholders) => `SELECT hour, currency, financial_status, orders, ${amounts}
   FROM ${ORDER_FACTS} FINAL
   WHERE pixel_id = ${p.pixel} AND ${inPeriods("hour", p)}${fresh === null ? "" : ` AND hour NOT IN ${fresh}`}`;
   // `fresh` null: no hour has an order row past the watermark, so the rollup alone answers (the raw
@@ -245,9 +242,9 @@ function ordersRollup(fresh: string | null): FactSource {
   const raw = (p: Placeholders) => `
   UNION ALL
   SELECT ${HOUR} AS hour, currency, financial_status, count() AS orders,
-    ${ORDER_FACT_AMOUNTS.map((a) => `sum(${a}) AS ${a}`).join(", ")}, uniqExactState(${customerKeySql("r")}) AS customers
+    ${ORDER_FACT_AMOUNTS.map((a) => `sum(${a}) AS ${a}`).join(", ")}
   FROM (
-    SELECT order_id, created_at, currency, financial_status, ${amounts}, customer_id, customer_email_hash
+    SELECT order_id, created_at, currency, financial_status, ${amounts}
     FROM orders FINAL
     WHERE pixel_id = ${p.pixel} AND ${
       p.periods.length === 1
@@ -261,7 +258,7 @@ function ordersRollup(fresh: string | null): FactSource {
   return {
     ctes: () => [],
     rows: (ctx, p) => `SELECT o.hour AS ts, o.currency AS cur, toDate(o.hour) AS fx_day, toUInt8(1) AS fx_k,
-  o.orders AS n, ${ORDER_FACT_AMOUNTS.map((a) => `o.${a}`).join(", ")}, o.customers
+  o.orders AS n, ${ORDER_FACT_AMOUNTS.map((a) => `o.${a}`).join(", ")}
 FROM (
   ${stored(p)}${fresh === null ? "" : raw(p)}
 ) AS o
@@ -273,13 +270,15 @@ WHERE o.orders > 0 AND ${countedPredicate(ctx.orderSettings, ctx.binder, ctx.tim
       orders_discounts: exactMoney("r.total_discounts"),
       orders_shipping: exactMoney("r.total_shipping"),
       orders_tax: exactMoney("r.total_tax"),
-      customers_unique: state("r.customers"),
     },
   };
 }
 
-/** The orders bases the hourly rollup holds. */
-const ROLLUP_BASES = new Set(Object.keys(ordersRollup("").bases));
+/** Distinct customers: the base the derived tables answer from `customer_hours` (sources/customers.ts). */
+export const CUSTOMERS_BASE = "customers_unique";
+
+/** The orders bases the derived tables hold: sums in the hourly rollup, distinct customers in customer_hours. */
+const ROLLUP_BASES = new Set([...Object.keys(ordersRollup("").bases), CUSTOMERS_BASE]);
 
 /**
  * Whether the hourly rollup answers a statement exactly: orders bases it holds, no filter or
@@ -392,7 +391,6 @@ ${groupBy(ctx.granularity, [...periodKeys, ...dimKeys])}`;
 /** A base over the rows in one pass (no money to convert). */
 function whole(b: Base): string {
   if (b.kind === "sum") return `toFloat64(${b.agg})`;
-  if (b.kind === "state") return `toFloat64(uniqExactMerge(${b.col}))`;
   if (b.kind === "distinct")
     return `toFloat64(${b.when ? `uniqExactIf(${b.key}, ${b.when})` : `uniqExact(${b.key})`})`;
   throw new Error("money is converted per day and currency");
@@ -404,7 +402,6 @@ function partial(b: Base): string {
   if (b.kind === "money")
     return b.when ? `sumIf(toFloat64(${b.amount}), ${b.when})` : `sum(toFloat64(${b.amount}))`;
   if (b.kind === "sum") return b.agg;
-  if (b.kind === "state") return `uniqExactMergeState(${b.col})`;
   return b.when ? `uniqExactStateIf(${b.key}, ${b.when})` : `uniqExactState(${b.key})`;
 }
 

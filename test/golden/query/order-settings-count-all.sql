@@ -34,16 +34,16 @@ SELECT toUnixTimestamp(toStartOfDay(r.ts, {p2:String})) AS bucket,
   '' AS fx_missing,
   grouping(bucket) AS is_total
 FROM (SELECT o.hour AS ts, o.currency AS cur, toDate(o.hour) AS fx_day, toUInt8(1) AS fx_k,
-  o.orders AS n, o.total_price, o.subtotal_price, o.total_shipping, o.total_tax, o.total_discounts, o.customers
+  o.orders AS n, o.total_price, o.subtotal_price, o.total_shipping, o.total_tax, o.total_discounts
 FROM (
-  SELECT hour, currency, financial_status, orders, total_price, subtotal_price, total_shipping, total_tax, total_discounts, customers
+  SELECT hour, currency, financial_status, orders, total_price, subtotal_price, total_shipping, total_tax, total_discounts
   FROM order_facts_hourly FINAL
   WHERE pixel_id = {p1:String} AND hour >= {p4:DateTime64(3, 'UTC')} AND hour < {p5:DateTime64(3, 'UTC')} AND hour NOT IN {p0:Array(DateTime64(3, 'UTC'))}
   UNION ALL
   SELECT toDateTime64(toStartOfHour(created_at), 3, 'UTC') AS hour, currency, financial_status, count() AS orders,
-    sum(total_price) AS total_price, sum(subtotal_price) AS subtotal_price, sum(total_shipping) AS total_shipping, sum(total_tax) AS total_tax, sum(total_discounts) AS total_discounts, uniqExactState(if(r.customer_id != '', concat('c:', r.customer_id), if(r.customer_email_hash != '', concat('e:', r.customer_email_hash), concat('o:', r.order_id)))) AS customers
+    sum(total_price) AS total_price, sum(subtotal_price) AS subtotal_price, sum(total_shipping) AS total_shipping, sum(total_tax) AS total_tax, sum(total_discounts) AS total_discounts
   FROM (
-    SELECT order_id, created_at, currency, financial_status, total_price, subtotal_price, total_shipping, total_tax, total_discounts, customer_id, customer_email_hash
+    SELECT order_id, created_at, currency, financial_status, total_price, subtotal_price, total_shipping, total_tax, total_discounts
     FROM orders FINAL
     WHERE pixel_id = {p1:String} AND created_at >= greatest({p4:DateTime64(3, 'UTC')}, arrayMin({p0:Array(DateTime64(3, 'UTC'))})) AND created_at < {p5:DateTime64(3, 'UTC')}
       AND created_at < arrayMax({p0:Array(DateTime64(3, 'UTC'))}) + toIntervalHour(1)
@@ -70,9 +70,9 @@ SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket,
   '' AS fx_missing,
   grouping(bucket) AS is_total
 FROM (SELECT o.hour AS ts, o.currency AS cur, toDate(o.hour) AS fx_day, toUInt8(1) AS fx_k,
-  o.orders AS n, o.total_price, o.subtotal_price, o.total_shipping, o.total_tax, o.total_discounts, o.customers
+  o.orders AS n, o.total_price, o.subtotal_price, o.total_shipping, o.total_tax, o.total_discounts
 FROM (
-  SELECT hour, currency, financial_status, orders, total_price, subtotal_price, total_shipping, total_tax, total_discounts, customers
+  SELECT hour, currency, financial_status, orders, total_price, subtotal_price, total_shipping, total_tax, total_discounts
   FROM order_facts_hourly FINAL
   WHERE pixel_id = {p0:String} AND hour >= {p3:DateTime64(3, 'UTC')} AND hour < {p4:DateTime64(3, 'UTC')}
 ) AS o

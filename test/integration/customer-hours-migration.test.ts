@@ -1,0 +1,103 @@
+/**
+ * sql/clickhouse/005_customer_hours.sql on a store whose derived tables were current at 004.
+ * Worked example: cust-1 ordered on 03-02 10:20 (USD 12.50) and 03-05 08:00 (USD 4.00), and the
+ * rollup is current (a watermark past every row). The migration creates customer_hours and
+ * order_hours, drops the rollup's own customer states and clears the watermarks, so the worker's next
+ * round builds every derived table: customer_hours then holds cust-1 at 03-02 10:00 with no earlier
+ * counted hour and at 03-05 08:00 with 03-02 10:00 before it; order_hours each order's hour.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { DerivedWorker } from "../../src/derived/worker.js";
+import { migrate } from "../../src/stores/migrations.js";
+import type { SqlStore } from "../../src/stores/sql/port.js";
+import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
+import { schemaBefore } from "../helpers/schema-before.js";
+import { type Opened, openChdb, openPglite } from "../helpers/stores.js";
+
+let wh: Opened<WarehouseStore>;
+let sql: Opened<SqlStore>;
+let worker: DerivedWorker;
+const before = schemaBefore([
+  "001_init.sql",
+  "002_orders_by_month.sql",
+  "003_derived_conversion_touches.sql",
+  "004_order_facts_hourly.sql",
+]);
+beforeAll(async () => {
+  wh = await openChdb();
+  sql = await openPglite();
+  worker = new DerivedWorker(wh.store, { marginMs: 0, exclusive: (key, fn) => sql.store.exclusive(key, fn) });
+});
+afterAll(async () => {
+  await wh.close();
+  await sql.close();
+  before.remove();
+});
+
+const order = (id: string, at: string, total: string) => ({
+  pixel_id: "px",
+  order_id: id,
+  created_at: at,
+  currency: "USD",
+  total_price: total,
+  financial_status: "paid",
+  customer_id: "cust-1",
+  version: 1,
+});
+
+beforeEach(async () => {
+  await before.restart(wh.store, sql.store);
+  await wh.store.insert("orders", [
+    order("o1", "2026-03-02 10:20:00.000", "12.50"),
+    order("o2", "2026-03-05 08:00:00.000", "4.00"),
+  ]);
+  // As the worker of 004 left it: the pixel's derived tables current up to now.
+  await wh.store.insert("derived_watermarks", [
+    { pixel_id: "px", name: "conversion_touches", watermark: "2100-01-01 00:00:00.000" },
+  ]);
+});
+
+const watermarks = async () =>
+  (await wh.store.query<{ n: string }>("SELECT toString(count()) AS n FROM derived_watermarks"))[0]!.n;
+const customerHours = async () =>
+  (
+    await wh.store.query<{ row: string }>(
+      `SELECT concat(toString(hour), ' ', customer_key, ' ', toString(kinds), ' ', toString(prev)) AS row
+       FROM customer_hours FINAL WHERE pixel_id = 'px' ORDER BY hour`,
+    )
+  ).map((r) => r.row);
+const orderHours = async () =>
+  (
+    await wh.store.query<{ row: string }>(
+      "SELECT concat(order_id, ' ', toString(hour), ' ', customer_key) AS row FROM order_hours FINAL WHERE pixel_id = 'px' ORDER BY order_id",
+    )
+  ).map((r) => r.row);
+const rollupColumns = async () =>
+  (
+    await wh.store.query<{ name: string }>(
+      "SELECT name FROM system.columns WHERE database = currentDatabase() AND table = 'order_facts_hourly' ORDER BY position",
+    )
+  ).map((c) => c.name);
+
+describe("005_customer_hours.sql", () => {
+  it("creates the tables, drops the rollup's customer states and clears the watermarks, so the next round builds them", async () => {
+    expect(await watermarks()).toBe("1");
+    expect(await rollupColumns()).toContain("customers");
+    const report = await migrate(sql.store, wh.store);
+    expect(report.warehouse).toEqual(["005_customer_hours"]);
+    expect(await watermarks()).toBe("0");
+    expect(await rollupColumns()).not.toContain("customers");
+    expect(await worker.runOnce(0)).toMatchObject([{ pixelId: "px", full: true }]);
+    expect(await customerHours()).toEqual([
+      "2026-03-02 10:00:00.000 c:cust-1 1 1900-01-01 00:00:00.000",
+      "2026-03-05 08:00:00.000 c:cust-1 1 2026-03-02 10:00:00.000",
+    ]);
+    expect(await orderHours()).toEqual([
+      "o1 2026-03-02 10:00:00.000 c:cust-1",
+      "o2 2026-03-05 08:00:00.000 c:cust-1",
+    ]);
+    // Applied once: a later start keeps the watermark.
+    expect((await migrate(sql.store, wh.store)).warehouse).toEqual([]);
+    expect(await watermarks()).toBe("1");
+  });
+});
