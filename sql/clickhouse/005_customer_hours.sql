@@ -2,22 +2,18 @@
 -- an order created in that hour, the kinds of order it was (bit 1 counted under every setting, 2
 -- pending, 4 voided) and, for each way of counting pending and voided orders, the customer's previous
 -- hour with a counted order (1900-01-01: none). Distinct customers of a span are then a count of the
--- rows whose previous counted hour lies before it. Kept by the derived-tables worker under the same
--- watermark as the other derived tables; a rebuilt customer replaces their older rows
+-- rows whose previous counted hour lies before it. A rebuilt customer replaces their older rows
 -- (built_version), and a customer-hour that lost its last order gets a row with kinds = 0.
 --
--- order_hours records, per order, the hour and customer the derived tables last counted it under, so
--- a refresh (and a query reading what is past the watermark) knows the hour and customer an order
--- left even after the engine merged its older version away.
+-- order_hours records every hour and customer the derived tables counted an order under, so a
+-- refresh (and a query reading what is past the watermark) knows the hour and customer an order left
+-- even after the engine merged its older version away.
 --
--- The hourly rollup's own distinct-customer states (order_facts_hourly.customers) are no longer read
--- or written, and are dropped.
---
--- The watermarks are cleared when the table is created, so the worker's next round builds every
--- derived table of every pixel from scratch (until then queries answer from raw data: exact, slower).
-
--- when: SELECT count() = 0 FROM system.tables WHERE database = currentDatabase() AND name = 'customer_hours'
-TRUNCATE TABLE IF EXISTS derived_watermarks;
+-- Nothing is cleared: the worker's watermark is named after the newest derived table, so its first
+-- round after the upgrade builds every derived table of every pixel (until then queries answer from
+-- raw data: exact, slower), while a process of the previous version keeps its own watermark. The
+-- rollup's former distinct-customer states (order_facts_hourly.customers) are no longer read or
+-- written; the column stays, for such a process.
 
 CREATE TABLE IF NOT EXISTS customer_hours (
   pixel_id           LowCardinality(String),
@@ -42,6 +38,4 @@ CREATE TABLE IF NOT EXISTS order_hours (
   customer_key   String
 )
 ENGINE = ReplacingMergeTree(built_version)
-ORDER BY (pixel_id, order_id);
-
-ALTER TABLE order_facts_hourly DROP COLUMN IF EXISTS customers;
+ORDER BY (pixel_id, order_id, hour, customer_key);

@@ -25,6 +25,15 @@ export const TOUCH_FIELDS = [
   "referrer_host",
 ] as const;
 
+/**
+ * The name the pixel's watermark is stored under. It vouches for every derived table, so it is named
+ * after the newest table of the set: a process of an earlier version (whose watermark is named after
+ * its own newest table) neither trusts nor is trusted by this one, and a new table is built for every
+ * pixel on the first round after an upgrade without clearing anything — earlier processes still
+ * running during the upgrade keep their own watermark.
+ */
+export const WATERMARK = "customer_hours";
+
 /** A watermark before every row, the migrated ones (ingested_at = the epoch) included. */
 export const BEFORE_EVERYTHING = "1900-01-01 00:00:00.000";
 
@@ -117,7 +126,7 @@ HAVING notEmpty(touches) OR (c.order_id, c.created_at) IN (${stored})`;
 
 /** The pixel's watermark, or BEFORE_EVERYTHING when never built: a scalar subquery for queries. */
 export function watermarkSql(pixelParam: string): string {
-  return `(SELECT if(count() = 0, toDateTime64('${BEFORE_EVERYTHING}', 3, 'UTC'), max(watermark)) FROM derived_watermarks WHERE pixel_id = ${pixelParam} AND name = '${CONVERSION_TOUCHES}')`;
+  return `(SELECT if(count() = 0, toDateTime64('${BEFORE_EVERYTHING}', 3, 'UTC'), max(watermark)) FROM derived_watermarks WHERE pixel_id = ${pixelParam} AND name = '${WATERMARK}')`;
 }
 
 /**

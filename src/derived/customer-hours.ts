@@ -1,5 +1,5 @@
 import { customerKeySql } from "../shared/customer-key.js";
-import { changedCustomers, HOUR } from "./order-hours.js";
+import { changedCustomers, HOUR, seenByRefresh } from "./order-hours.js";
 
 /**
  * `customer_hours` (docs/derived-tables.md): one row per pixel, UTC hour and customer with an order
@@ -54,7 +54,7 @@ export function customerHoursRefreshSql(scope: "since" | "all"): string {
 )
 `
       : "";
-  const ofCustomers = scope === "since" ? " WHERE customer_key IN (SELECT k FROM customers)" : "";
+  const ofCustomers = scope === "since" ? " AND customer_key IN (SELECT k FROM customers)" : "";
   const prevs = Object.entries(PREV_BY_MASK).map(
     ([mask, col]) =>
       `ifNull(max(if(bitAnd(kinds, ${mask}) != 0, hour, NULL)) OVER w, ${NO_PREVIOUS}) AS ${col}`,
@@ -67,7 +67,7 @@ export function customerHoursRefreshSql(scope: "since" | "all"): string {
   SELECT hour, customer_key, toUInt8(0), ${Object.values(PREV_BY_MASK)
     .map(() => NO_PREVIOUS)
     .join(", ")}
-  FROM ${CUSTOMER_HOURS} FINAL WHERE pixel_id = ${PIXEL}${ofCustomers.replace(" WHERE", " AND")}`;
+  FROM ${CUSTOMER_HOURS} FINAL WHERE pixel_id = ${PIXEL}${ofCustomers}`;
   const cols = Object.values(PREV_BY_MASK);
   // A customer-hour both rebuilt and stored takes the rebuilt row's values: picked by `kinds` (≥ 1
   // rebuilt, 0 stored), not by max() of the times, which over this union returned the stored row's
@@ -80,8 +80,10 @@ FROM (
   FROM (
     SELECT ${HOUR} AS hour, ${customerKeySql("o")} AS customer_key, groupBitOr(${KIND}) AS kinds
     FROM (
-      SELECT order_id, created_at, financial_status, customer_id, customer_email_hash FROM orders FINAL WHERE pixel_id = ${PIXEL}
-    ) AS o${ofCustomers}
+      SELECT order_id, created_at, financial_status, customer_id, customer_email_hash, ingested_at
+      FROM orders FINAL WHERE pixel_id = ${PIXEL}
+    ) AS o
+    WHERE ${seenByRefresh("o")}${ofCustomers}
     GROUP BY hour, customer_key
   )
   WINDOW w AS (PARTITION BY customer_key ORDER BY hour ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)${stored}

@@ -1,4 +1,4 @@
-import { changedHours, HOUR } from "./order-hours.js";
+import { changedHours, HOUR, seenByRefresh } from "./order-hours.js";
 
 /**
  * `order_facts_hourly` (docs/derived-tables.md): per pixel, UTC hour of creation, currency and
@@ -50,6 +50,7 @@ ${hours}SELECT ${PIXEL}, hour, currency, financial_status, {version:UInt64}, cou
 FROM (
   SELECT ${HOUR} AS hour, currency, financial_status, ${ORDER_FACT_AMOUNTS.join(", ")}, true AS counts
   FROM (SELECT * FROM orders FINAL WHERE pixel_id = ${PIXEL} AND ${ordersIn}) AS o
+  WHERE ${seenByRefresh("o")}
   UNION ALL
   SELECT hour, currency, financial_status, ${ORDER_FACT_AMOUNTS.map(() => zero).join(", ")}, false AS counts
   FROM ${ORDER_FACTS} WHERE pixel_id = ${PIXEL} AND ${storedIn}

@@ -1,11 +1,12 @@
 import { customerKeySql } from "../shared/customer-key.js";
 
 /**
- * `order_hours` (docs/derived-tables.md): per order, the UTC hour and the customer the derived tables
- * last counted it under. The engine merges an order's older versions away (within a month a new
- * version replaces the old one in place, no tombstone), so once an order moved to another hour or
- * customer, only this row still says where the rollups count it — the place a refresh must rebuild,
- * and a query must read raw until then.
+ * `order_hours` (docs/derived-tables.md): every UTC hour and customer the derived tables counted an
+ * order under. The engine merges an order's older versions away (within a month a new version
+ * replaces the old one in place, no tombstone), so once an order moved to another hour or customer,
+ * only this table still says where the rollups may count it — the places a refresh must rebuild, and
+ * a query must read raw until then. Places are only added: one the rollups no longer count costs a
+ * needless rebuild of that hour or customer when the order changes again, never a wrong count.
  */
 
 export const ORDER_HOURS = "order_hours";
@@ -14,6 +15,15 @@ export const ORDER_HOURS = "order_hours";
 export const HOUR = "toDateTime64(toStartOfHour(created_at), 3, 'UTC')";
 
 const PIXEL = "{pixel:String}";
+
+/**
+ * The orders every refresh statement reads: as they stood when the refresh began (`{cutoff}`), over
+ * `alias`, a FINAL read of orders. An order whose newest version came later is left out by all of them
+ * alike (the next round has it), so the rollups, customer_hours and order_hours always agree on where
+ * an order counts, whatever the engine merges between their reads: the filter applies after FINAL
+ * (ingested_at is not in the sorting key), so it never falls back to a version merged away meanwhile.
+ */
+export const seenByRefresh = (alias: string) => `${alias}.ingested_at <= {cutoff:DateTime64(3, 'UTC')}`;
 
 /** Orders with a row ingested after `since` (a subquery of their ids). */
 const changedIds = (since: string) =>
@@ -39,13 +49,18 @@ export const changedCustomers = (since: string) =>
   changedPlaces(since, `${customerKeySql("v")} AS k`, "customer_key AS k");
 
 /**
- * Where each order counts now (its latest live version): `since` — the orders with a row ingested
- * after `{since}`; `all` — every order of the pixel. Run after the rollups were rebuilt, so a crash in
- * between leaves the old places, which the next refresh rebuilds again.
+ * Adds where each order counts in this refresh's view (`seenByRefresh`; an order moving to another
+ * month has both rows live until the sync writes the old month's tombstone, and both are added):
+ * `since` — the orders with a row ingested after `{since}`; `all` — every order of the pixel. Run
+ * before the rollups are rebuilt: they count the same view, so every place they count is here before
+ * they count it, whatever lands or merges meanwhile, and a crash in between only adds places.
  */
 export function orderHoursRefreshSql(scope: "since" | "all"): string {
   const only = scope === "since" ? ` AND order_id IN (${changedIds("{since:DateTime64(3, 'UTC')}")})` : "";
   return `INSERT INTO ${ORDER_HOURS} (pixel_id, order_id, built_version, hour, customer_key)
 SELECT ${PIXEL}, o.order_id, {version:UInt64}, ${HOUR}, ${customerKeySql("o")}
-FROM (SELECT order_id, created_at, customer_id, customer_email_hash FROM orders FINAL WHERE pixel_id = ${PIXEL}${only}) AS o`;
+FROM (
+  SELECT order_id, created_at, customer_id, customer_email_hash, ingested_at FROM orders FINAL WHERE pixel_id = ${PIXEL}${only}
+) AS o
+WHERE ${seenByRefresh("o")}`;
 }

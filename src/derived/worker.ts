@@ -2,13 +2,7 @@ import { PollingLoop } from "../events/loop.js";
 import type { Logger } from "../log.js";
 import { consumerProcessed } from "../metrics.js";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
-import {
-  BEFORE_EVERYTHING,
-  CONVERSION_TOUCHES,
-  changeFeed,
-  refreshSql,
-  watermarkSql,
-} from "./conversion-touches.js";
+import { BEFORE_EVERYTHING, changeFeed, refreshSql, WATERMARK, watermarkSql } from "./conversion-touches.js";
 import { customerHoursRefreshSql } from "./customer-hours.js";
 import { orderFactsRefreshSql } from "./order-facts.js";
 import { orderHoursRefreshSql } from "./order-hours.js";
@@ -58,7 +52,7 @@ const FOREGROUND = { settings: { distributed_foreground_insert: 1 } };
  */
 const WATERMARKS = `SELECT pixel_id, max(watermark) AS w,
     argMax(toUnixTimestamp64Milli(written_at) - toUnixTimestamp64Milli(watermark), (watermark, written_at)) AS settled_ms
-  FROM derived_watermarks WHERE name = '${CONVERSION_TOUCHES}' GROUP BY pixel_id`;
+  FROM derived_watermarks WHERE name = '${WATERMARK}' GROUP BY pixel_id`;
 
 /**
  * Keeps the derived tables current (docs/derived-tables.md). Each round finds the pixels with rows
@@ -165,7 +159,7 @@ ORDER BY pixel_id`,
         orders: number;
         read_at: string;
       }>(
-        `WITH (SELECT count() FROM derived_watermarks WHERE pixel_id = {pixel:String} AND name = '${CONVERSION_TOUCHES}') AS has,
+        `WITH (SELECT count() FROM derived_watermarks WHERE pixel_id = {pixel:String} AND name = '${WATERMARK}') AS has,
   ${watermarkSql("{pixel:String}")} AS w,
   (SELECT any(settled_ms) FROM (${WATERMARKS}) WHERE pixel_id = {pixel:String}) AS settled
 SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
@@ -188,28 +182,32 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
         ? { settings: { ...FOREGROUND.settings, enable_materialized_cte: 1 } }
         : FOREGROUND;
       if (full) {
+        await this.warehouse.command(
+          orderHoursRefreshSql("all"),
+          { pixel: pixelId, version: state.version, cutoff: state.read_at },
+          FOREGROUND,
+        );
         const months = await this.warehouse.query<{ m: number }>(
           "SELECT DISTINCT toYYYYMM(created_at) AS m FROM orders WHERE pixel_id = {pixel:String} ORDER BY m",
           { pixel: pixelId },
         );
         for (const { m } of months) {
-          const params = { pixel: pixelId, version: state.version, month: m };
+          const params = { pixel: pixelId, version: state.version, month: m, cutoff: state.read_at };
           await this.warehouse.command(refreshSql("month", once), params, options);
           await this.warehouse.command(orderFactsRefreshSql("month"), params, FOREGROUND);
         }
         // Whole customers, not months: a customer's rows chain across months.
-        const params = { pixel: pixelId, version: state.version };
+        const params = { pixel: pixelId, version: state.version, cutoff: state.read_at };
         await this.warehouse.command(customerHoursRefreshSql("all"), params, FOREGROUND);
-        await this.warehouse.command(orderHoursRefreshSql("all"), params, FOREGROUND);
       } else {
-        const params = { pixel: pixelId, version: state.version, since: state.since };
+        const params = { pixel: pixelId, version: state.version, since: state.since, cutoff: state.read_at };
         await this.warehouse.command(refreshSql("since", once), params, options);
         // No order row since: no hour of the rollup can have changed.
         if (Number(state.orders)) {
+          // The places first: the rollups then rebuild every place the changed orders had and have.
+          await this.warehouse.command(orderHoursRefreshSql("since"), params, FOREGROUND);
           await this.warehouse.command(orderFactsRefreshSql("since"), params, FOREGROUND);
           await this.warehouse.command(customerHoursRefreshSql("since"), params, FOREGROUND);
-          // Last: until it lands, the places the orders left are still found in it.
-          await this.warehouse.command(orderHoursRefreshSql("since"), params, FOREGROUND);
         }
       }
       // Written after the rows: a crash in between leaves the old watermark, and the next round
@@ -219,7 +217,7 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
       // that watermark must still get its second look.
       await this.warehouse.insert(
         "derived_watermarks",
-        [{ pixel_id: pixelId, name: CONVERSION_TOUCHES, watermark: state.next, written_at: state.read_at }],
+        [{ pixel_id: pixelId, name: WATERMARK, watermark: state.next, written_at: state.read_at }],
         FOREGROUND,
       );
       if (state.oldest) this.record(Date.now() - Date.parse(`${state.oldest.replace(" ", "T")}Z`));

@@ -1,10 +1,11 @@
 /**
  * sql/clickhouse/005_customer_hours.sql on a store whose derived tables were current at 004.
  * Worked example: cust-1 ordered on 03-02 10:20 (USD 12.50) and 03-05 08:00 (USD 4.00), and the
- * rollup is current (a watermark past every row). The migration creates customer_hours and
- * order_hours, drops the rollup's own customer states and clears the watermarks, so the worker's next
- * round builds every derived table: customer_hours then holds cust-1 at 03-02 10:00 with no earlier
- * counted hour and at 03-05 08:00 with 03-02 10:00 before it; order_hours each order's hour.
+ * rollup is current (a watermark of the previous version past every row). The migration creates
+ * customer_hours and order_hours and clears nothing; the worker's watermark is named after the newest
+ * table, so its next round finds none for the pixel and builds every derived table: customer_hours
+ * then holds cust-1 at 03-02 10:00 with no earlier counted hour and at 03-05 08:00 with 03-02 10:00
+ * before it; order_hours each order's hour. The previous version's watermark stays, untouched.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DerivedWorker } from "../../src/derived/worker.js";
@@ -57,8 +58,13 @@ beforeEach(async () => {
   ]);
 });
 
+/** Watermarks per name, "name:count". */
 const watermarks = async () =>
-  (await wh.store.query<{ n: string }>("SELECT toString(count()) AS n FROM derived_watermarks"))[0]!.n;
+  (
+    await wh.store.query<{ w: string }>(
+      "SELECT concat(name, ':', toString(count())) AS w FROM derived_watermarks GROUP BY name ORDER BY name",
+    )
+  ).map((r) => r.w);
 const customerHours = async () =>
   (
     await wh.store.query<{ row: string }>(
@@ -80,13 +86,13 @@ const rollupColumns = async () =>
   ).map((c) => c.name);
 
 describe("005_customer_hours.sql", () => {
-  it("creates the tables, drops the rollup's customer states and clears the watermarks, so the next round builds them", async () => {
-    expect(await watermarks()).toBe("1");
-    expect(await rollupColumns()).toContain("customers");
+  it("creates the tables and clears nothing; the next round, finding no watermark of its own, builds them", async () => {
+    expect(await watermarks()).toEqual(["conversion_touches:1"]);
     const report = await migrate(sql.store, wh.store);
     expect(report.warehouse).toEqual(["005_customer_hours"]);
-    expect(await watermarks()).toBe("0");
-    expect(await rollupColumns()).not.toContain("customers");
+    expect(await watermarks()).toEqual(["conversion_touches:1"]);
+    // The rollup's former customer states stay for a process of the previous version.
+    expect(await rollupColumns()).toContain("customers");
     expect(await worker.runOnce(0)).toMatchObject([{ pixelId: "px", full: true }]);
     expect(await customerHours()).toEqual([
       "2026-03-02 10:00:00.000 c:cust-1 1 1900-01-01 00:00:00.000",
@@ -96,8 +102,9 @@ describe("005_customer_hours.sql", () => {
       "o1 2026-03-02 10:00:00.000 c:cust-1",
       "o2 2026-03-05 08:00:00.000 c:cust-1",
     ]);
-    // Applied once: a later start keeps the watermark.
+    expect(await watermarks()).toEqual(["conversion_touches:1", "customer_hours:1"]);
+    expect(await worker.runOnce(0)).toEqual([]);
+    // Applied once.
     expect((await migrate(sql.store, wh.store)).warehouse).toEqual([]);
-    expect(await watermarks()).toBe("1");
   });
 });

@@ -9,6 +9,10 @@
  * has no touch, and so no row.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WATERMARK } from "../../src/derived/conversion-touches.js";
+import { customerHoursRefreshSql } from "../../src/derived/customer-hours.js";
+import { orderFactsRefreshSql } from "../../src/derived/order-facts.js";
+import { orderHoursRefreshSql } from "../../src/derived/order-hours.js";
 import { DerivedWorker } from "../../src/derived/worker.js";
 import { migrate } from "../../src/stores/migrations.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
@@ -229,6 +233,77 @@ describe("DerivedWorker", () => {
     expect((await worker.runOnce(0)).every((r) => r.full)).toBe(true);
     expect(await facts()).toEqual(incremental);
     expect(await customerHours()).toEqual(customersIncremental);
+  });
+
+  it("a version landing in the middle of a refresh, its predecessor merged away, leaves no stale hour or customer", async () => {
+    // o9 (guest) at 09:15 is built. v2 (cust-y, 13:05) lands before a refresh begins; the refresh files
+    // the places and rebuilds the rollup from them; then v3 (cust-z, 16:05) lands and the engine merges
+    // v2 away before customer_hours is rebuilt. Wherever the rollups counted o9 in that refresh must be
+    // in order_hours, so the next round removes it there: both tables then equal a build from scratch.
+    const o = (version: number, at: string, customer: string) => ({
+      pixel_id: "mid",
+      order_id: "o9",
+      created_at: `2026-05-01 ${at}:00.000`,
+      currency: "USD",
+      total_price: "9.00",
+      financial_status: "paid",
+      customer_id: customer,
+      version,
+    });
+    const state = async () => ({
+      facts: await wh.store.query(
+        "SELECT toString(hour) AS h, orders FROM order_facts_hourly FINAL WHERE pixel_id = 'mid' AND orders > 0 ORDER BY h",
+      ),
+      customers: await wh.store.query(
+        "SELECT toString(hour) AS h, customer_key, kinds FROM customer_hours FINAL WHERE pixel_id = 'mid' AND kinds != 0 ORDER BY h",
+      ),
+    });
+    const now = async () =>
+      (await wh.store.query<{ t: string }>("SELECT toString(now64(3, 'UTC')) AS t"))[0]!.t;
+    await wh.store.insert("orders", [o(1, "09:15", "")]);
+    await worker.runOnce(0);
+    const [{ w }] = (await wh.store.query<{ w: string }>(
+      "SELECT toString(max(watermark)) AS w FROM derived_watermarks WHERE pixel_id = 'mid'",
+    )) as [{ w: string }];
+    await wh.store.insert("orders", [o(2, "13:05", "cust-y")]);
+    let cutoff = await now();
+    // The refresh began after v2 was stamped (the clock moved past it).
+    while (
+      (
+        await wh.store.query(
+          "SELECT 1 FROM orders WHERE pixel_id = 'mid' AND ingested_at >= {c:DateTime64(3, 'UTC')}",
+          { c: cutoff },
+        )
+      ).length > 0
+    )
+      cutoff = await now();
+    const params = {
+      pixel: "mid",
+      version: String(Date.parse(`${cutoff.replace(" ", "T")}Z`)),
+      since: w,
+      cutoff,
+    };
+    await wh.store.command(orderHoursRefreshSql("since"), params);
+    await wh.store.command(orderFactsRefreshSql("since"), params);
+    // v3 lands after the refresh began, and v2 is merged away.
+    while ((await now()) <= cutoff) {}
+    await wh.store.insert("orders", [o(3, "16:05", "cust-z")]);
+    await wh.store.command("OPTIMIZE TABLE orders FINAL");
+    await wh.store.command(customerHoursRefreshSql("since"), params);
+    await wh.store.insert("derived_watermarks", [
+      { pixel_id: "mid", name: WATERMARK, watermark: cutoff, written_at: cutoff },
+    ]);
+
+    await worker.runOnce(0);
+    const incremental = await state();
+    expect(incremental).toEqual({
+      facts: [{ h: "2026-05-01 16:00:00.000", orders: 1 }],
+      customers: [{ h: "2026-05-01 16:00:00.000", customer_key: "c:cust-z", kinds: 1 }],
+    });
+    for (const table of ["order_facts_hourly", "customer_hours", "derived_watermarks"])
+      await wh.store.command(`TRUNCATE TABLE ${table}`);
+    await worker.runOnce(0);
+    expect(await state()).toEqual(incremental);
   });
 
   it("a watermark set with no margin is checked again once the margin has passed: a row stamped before it but stored after the refresh is covered", async () => {

@@ -218,7 +218,8 @@ CREATE TABLE IF NOT EXISTS order_facts_hourly_local ON CLUSTER '{cluster}' (
   subtotal_price    Decimal(38, 4),
   total_shipping    Decimal(38, 4),
   total_tax         Decimal(38, 4),
-  total_discounts   Decimal(38, 4)
+  total_discounts   Decimal(38, 4),
+  customers         AggregateFunction(uniqExact, String) -- no longer read or written
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/order_facts_hourly_local', '{replica}', built_version)
 PARTITION BY toYYYYMM(hour)
@@ -246,7 +247,7 @@ ORDER BY (pixel_id, hour, customer_key);
 CREATE TABLE IF NOT EXISTS customer_hours ON CLUSTER '{cluster}' AS customer_hours_local
 ENGINE = Distributed('{cluster}', currentDatabase(), customer_hours_local, cityHash64(pixel_id));
 
--- order_hours: per order, the hour and customer the derived tables last counted it under.
+-- order_hours: every hour and customer the derived tables counted an order under.
 CREATE TABLE IF NOT EXISTS order_hours_local ON CLUSTER '{cluster}' (
   pixel_id       LowCardinality(String),
   order_id       String,
@@ -255,7 +256,7 @@ CREATE TABLE IF NOT EXISTS order_hours_local ON CLUSTER '{cluster}' (
   customer_key   String
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/order_hours_local', '{replica}', built_version)
-ORDER BY (pixel_id, order_id);
+ORDER BY (pixel_id, order_id, hour, customer_key);
 
 CREATE TABLE IF NOT EXISTS order_hours ON CLUSTER '{cluster}' AS order_hours_local
 ENGINE = Distributed('{cluster}', currentDatabase(), order_hours_local, cityHash64(pixel_id));

@@ -1,9 +1,7 @@
 -- Cluster twin of sql/clickhouse/005_customer_hours.sql, for a cluster created from an earlier
--- 001_init.sql (a new cluster gets the table from 001_init.sql). Apply before deploying the app
--- version that carries the single-node file (docs/clickhouse-cluster.md). Re-running it only clears
--- the watermarks again: the worker then rebuilds the derived tables once more.
-
-TRUNCATE TABLE IF EXISTS derived_watermarks_local ON CLUSTER '{cluster}';
+-- 001_init.sql (a new cluster gets the tables from 001_init.sql). Apply before deploying the app
+-- version that carries the single-node file (docs/clickhouse-cluster.md); it clears nothing, and
+-- re-running it does nothing.
 
 CREATE TABLE IF NOT EXISTS customer_hours_local ON CLUSTER '{cluster}' (
   pixel_id           LowCardinality(String),
@@ -31,10 +29,7 @@ CREATE TABLE IF NOT EXISTS order_hours_local ON CLUSTER '{cluster}' (
   customer_key   String
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/order_hours_local', '{replica}', built_version)
-ORDER BY (pixel_id, order_id);
+ORDER BY (pixel_id, order_id, hour, customer_key);
 
 CREATE TABLE IF NOT EXISTS order_hours ON CLUSTER '{cluster}' AS order_hours_local
 ENGINE = Distributed('{cluster}', currentDatabase(), order_hours_local, cityHash64(pixel_id));
-
-ALTER TABLE order_facts_hourly_local ON CLUSTER '{cluster}' DROP COLUMN IF EXISTS customers;
-ALTER TABLE order_facts_hourly ON CLUSTER '{cluster}' DROP COLUMN IF EXISTS customers;
