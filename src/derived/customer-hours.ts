@@ -44,10 +44,11 @@ const PIXEL = "{pixel:String}";
  * `built_version` = `{version}`, and a stored row of theirs with no order any more is written with
  * `kinds` = 0, so no stale row survives.
  */
-export function customerHoursRefreshSql(scope: "since" | "all"): string {
+export function customerHoursRefreshSql(scope: "since" | "all", materialized = false): string {
+  // The set is read twice: computed once where the engine can (see refreshSql).
   const customers =
     scope === "since"
-      ? `WITH customers AS (
+      ? `WITH customers AS ${materialized ? "MATERIALIZED " : ""}(
   SELECT DISTINCT k FROM (
   ${changedCustomers("{since:DateTime64(3, 'UTC')}")}
   )

@@ -28,7 +28,7 @@ const PIXEL = "{pixel:String}";
  * again with `built_version` = `{version}`, and a group the hour had before and has no order in now
  * is written with zeros (its stored rows come in with nothing to count), so no stale group survives.
  */
-export function orderFactsRefreshSql(scope: "since" | "month"): string {
+export function orderFactsRefreshSql(scope: "since" | "month", materialized = false): string {
   const ordersIn =
     scope === "since"
       ? `created_at >= (SELECT min(h) FROM hours) AND created_at < (SELECT max(h) FROM hours) + toIntervalHour(1) AND ${HOUR} IN (SELECT h FROM hours)`
@@ -36,7 +36,7 @@ export function orderFactsRefreshSql(scope: "since" | "month"): string {
   const storedIn = scope === "since" ? "hour IN (SELECT h FROM hours)" : "toYYYYMM(hour) = {month:UInt32}";
   const hours =
     scope === "since"
-      ? `WITH hours AS (
+      ? `WITH hours AS ${materialized ? "MATERIALIZED " : ""}(
   SELECT DISTINCT h FROM (
   ${changedHours("{since:DateTime64(3, 'UTC')}")}
   )

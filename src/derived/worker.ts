@@ -206,8 +206,8 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
         if (Number(state.orders)) {
           // The places first: the rollups then rebuild every place the changed orders had and have.
           await this.warehouse.command(orderHoursRefreshSql("since"), params, FOREGROUND);
-          await this.warehouse.command(orderFactsRefreshSql("since"), params, FOREGROUND);
-          await this.warehouse.command(customerHoursRefreshSql("since"), params, FOREGROUND);
+          await this.warehouse.command(orderFactsRefreshSql("since", once), params, options);
+          await this.warehouse.command(customerHoursRefreshSql("since", once), params, options);
         }
       }
       // Written after the rows: a crash in between leaves the old watermark, and the next round
