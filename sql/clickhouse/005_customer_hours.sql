@@ -11,9 +11,9 @@
 --
 -- Nothing is cleared: the worker's watermark is named after the newest derived table, so its first
 -- round after the upgrade builds every derived table of every pixel (until then queries answer from
--- raw data: exact, slower), while a process of the previous version keeps its own watermark. The
--- rollup's former distinct-customer states (order_facts_hourly.customers) are no longer read or
--- written; the column stays, for such a process.
+-- raw data: exact, slower). The rollup's former distinct-customer states
+-- (order_facts_hourly.customers) are no longer read or written; the column stays unused. Stop the
+-- previous version's processes before starting this one (docs/derived-tables.md, "Upgrading").
 
 CREATE TABLE IF NOT EXISTS customer_hours (
   pixel_id           LowCardinality(String),

@@ -27,10 +27,9 @@ export const TOUCH_FIELDS = [
 
 /**
  * The name the pixel's watermark is stored under. It vouches for every derived table, so it is named
- * after the newest table of the set: a process of an earlier version (whose watermark is named after
- * its own newest table) neither trusts nor is trusted by this one, and a new table is built for every
- * pixel on the first round after an upgrade without clearing anything — earlier processes still
- * running during the upgrade keep their own watermark.
+ * after the newest table of the set: a watermark written by an earlier version (named after its own
+ * newest table) is not trusted, and a new table is built for every pixel on the first round after an
+ * upgrade without a migration clearing anything.
  */
 export const WATERMARK = "customer_hours";
 

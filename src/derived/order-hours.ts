@@ -17,8 +17,8 @@ export const HOUR = "toDateTime64(toStartOfHour(created_at), 3, 'UTC')";
 const PIXEL = "{pixel:String}";
 
 /**
- * The orders every refresh statement reads: as they stood when the refresh began (`{cutoff}`), over
- * `alias`, a FINAL read of orders. An order whose newest version came later is left out by all of them
+ * The orders every refresh statement that feeds the rollups reads: those the new watermark vouches
+ * for (`{cutoff}`, all visible before the refresh's first read), over `alias`, a FINAL read of orders. An order whose newest version came later is left out by all of them
  * alike (the next round has it), so the rollups, customer_hours and order_hours always agree on where
  * an order counts, whatever the engine merges between their reads: the filter applies after FINAL
  * (ingested_at is not in the sorting key), so it never falls back to a version merged away meanwhile.

@@ -56,8 +56,8 @@ const WATERMARKS = `SELECT pixel_id, max(watermark) AS w,
 
 /**
  * Keeps the derived tables current (docs/derived-tables.md). Each round finds the pixels with rows
- * ingested after their watermark, and per pixel rebuilds the conversions and the order hours those rows
- * can change, then moves the watermark (one for both tables). The change feed is the warehouse itself
+ * ingested after their watermark, and per pixel rebuilds the conversions, order hours and customers those
+ * rows can change, then moves the watermark (one for every derived table). The change feed is the warehouse itself
  * (every row that can change a credit or an hour carries `ingested_at`), so nothing is lost when this
  * process is down: the next round picks up from the stored watermark. Queries never wait for it: they
  * read identities and hours past the watermark raw.
@@ -184,7 +184,7 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
       if (full) {
         await this.warehouse.command(
           orderHoursRefreshSql("all"),
-          { pixel: pixelId, version: state.version, cutoff: state.read_at },
+          { pixel: pixelId, version: state.version, cutoff: state.next },
           FOREGROUND,
         );
         const months = await this.warehouse.query<{ m: number }>(
@@ -192,15 +192,17 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
           { pixel: pixelId },
         );
         for (const { m } of months) {
-          const params = { pixel: pixelId, version: state.version, month: m, cutoff: state.read_at };
+          const params = { pixel: pixelId, version: state.version, month: m, cutoff: state.next };
           await this.warehouse.command(refreshSql("month", once), params, options);
           await this.warehouse.command(orderFactsRefreshSql("month"), params, FOREGROUND);
         }
         // Whole customers, not months: a customer's rows chain across months.
-        const params = { pixel: pixelId, version: state.version, cutoff: state.read_at };
+        const params = { pixel: pixelId, version: state.version, cutoff: state.next };
         await this.warehouse.command(customerHoursRefreshSql("all"), params, FOREGROUND);
       } else {
-        const params = { pixel: pixelId, version: state.version, since: state.since, cutoff: state.read_at };
+        // `cutoff`: the orders every statement reads are those the new watermark vouches for — visible
+        // before the first statement read (the margin), while later rows are past the new watermark.
+        const params = { pixel: pixelId, version: state.version, since: state.since, cutoff: state.next };
         await this.warehouse.command(refreshSql("since", once), params, options);
         // No order row since: no hour of the rollup can have changed.
         if (Number(state.orders)) {

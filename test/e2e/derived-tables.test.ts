@@ -24,6 +24,7 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FreshIds } from "../../src/derived/fresh-ids.js";
 import { ATTRIBUTION_MODELS } from "../../src/query/attribution-models.js";
 import type { TestApp } from "../helpers/app.js";
 import { sendOk } from "./ingest-helpers.js";
@@ -596,6 +597,16 @@ describe("derived tables answer as raw data", () => {
       ],
     });
     await app.stores.warehouse.command("OPTIMIZE TABLE orders FINAL");
+    // What the derived forms read raw: every hour and customer the changed orders are or were counted
+    // under — a1's 30 Sep hour and the guest's own key only from order_hours, after the merge.
+    const fresh = await new FreshIds(app.stores.warehouse).of(px.pixelId, "worked", { customers: true });
+    expect(fresh.customers).toEqual(["c:cust-a", "c:cust-b", "c:cust-c", "o:o-g"]);
+    expect(fresh.hours).toEqual([
+      "2026-09-29 10:00:00.000",
+      "2026-09-30 10:00:00.000",
+      "2026-10-01 12:00:00.000",
+      "2026-10-01 13:00:00.000",
+    ]);
     const after = { customers: [1, 1, 3, 0], range: 3, orders: [1, 2, 3, 0] };
     for (const derived of [true, false]) {
       expect({ derived, ...(await series(derived)) }).toEqual({ derived, ...after });

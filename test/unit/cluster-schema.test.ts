@@ -6,8 +6,7 @@ import { SQL_DIR, splitStatements } from "../../src/stores/migrations.js";
 /**
  * table → its column lines ("name Type"), from every CREATE TABLE with a column list in the files,
  * in order; `EXCHANGE TABLES a AND b` swaps the two names, as a migration that rebuilds a table does;
- * `ADD COLUMN` appends a line, `MODIFY COLUMN` replaces one and `DROP COLUMN` removes one, as a
- * migration that alters a table does.
+ * `ADD COLUMN` appends a line and `MODIFY COLUMN` replaces one, as a migration that alters a table does.
  */
 function columns(...files: string[]): Map<string, string[]> {
   const out = new Map<string, string[]>();
@@ -29,15 +28,6 @@ function columns(...files: string[]): Map<string, string[]> {
       if (verb === "ADD" && at < 0) cols.push(line);
       if (verb === "MODIFY" && at >= 0) cols[at] = line;
       out.set(table!, cols);
-      continue;
-    }
-    const drop = /^ALTER TABLE (\w+) DROP COLUMN (?:IF EXISTS )?(\w+)$/.exec(statement);
-    if (drop) {
-      const [, table, name] = drop;
-      out.set(
-        table!,
-        (out.get(table!) ?? []).filter((c) => !c.startsWith(`${name} `)),
-      );
       continue;
     }
     const m = /^CREATE TABLE IF NOT EXISTS (\w+)(?: ON CLUSTER '\{cluster\}')? \(([\s\S]*?)\n\)/.exec(
