@@ -14,11 +14,15 @@ import { freshHoursSql, MAX_FRESH_HOURS } from "./order-facts.js";
 export interface Fresh {
   /** Stored ids of identities with a row past the watermark (conversion_touches). */
   ids: string[] | null;
-  /** UTC hours ('YYYY-MM-DD HH:00:00.000') with an order row past the watermark (order_facts_hourly). */
+  /**
+   * UTC hours ('YYYY-MM-DD HH:00:00.000') an order with a row past the watermark is or was counted in
+   * (order_facts_hourly, customer_hours).
+   */
   hours: string[] | null;
   /**
-   * Keys of the customers on any version of an order with a row past the watermark (customer_hours);
-   * null with the hours null, or when there are too many. Read only when asked for (`of`).
+   * Keys of the customers an order with a row past the watermark is or was counted for
+   * (customer_hours); null with the hours null, or when there are too many. Read only when asked for
+   * (`of`).
    */
   customers?: string[] | null;
 }
