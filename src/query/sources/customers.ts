@@ -23,10 +23,10 @@ export interface FreshCustomers {
  * counted hour before the bucket's start, and in a period's total when that hour is before the
  * period's start — a count, where the raw form keeps a hash set of every customer.
  *
- * `fresh` (null: nothing past the watermark): the customers on an order row past the watermark, and
- * the hours holding such rows. Their stored `prev` may be stale, so they are counted by key instead:
- * from their stored rows outside the fresh hours (those hours' orders did not change) and from raw
- * orders in the fresh hours. Every other customer's rows are current, in any hour.
+ * `fresh` (null: nothing past the watermark): the customers and the hours an order with a row past
+ * the watermark is or was counted under (`FreshIds`). Their stored `prev` may be stale, so they are
+ * counted by key instead: from their stored rows outside the fresh hours (no order there changed) and
+ * from raw orders in the fresh hours. Every other customer's rows are current, in any hour.
  */
 export function emitCustomersFromHours(ctx: EmitContext, fresh: FreshCustomers | null): string {
   const p = placeholders(ctx);
