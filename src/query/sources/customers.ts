@@ -4,7 +4,7 @@ import { customerKeySql } from "../../shared/customer-key.js";
 import { bucketKeySql } from "../time.js";
 import { countedPredicate, groupBy, withinSpans } from "./common.js";
 import type { EmitContext } from "./context.js";
-import { placeholders } from "./facts.js";
+import { periodOf, placeholders } from "./facts.js";
 
 /** Before every stored fact: a bound earlier than this counts every customer without an earlier hour. */
 const EPOCH = "toDateTime64('1970-01-01 00:00:00', 3, 'UTC')";
@@ -30,8 +30,8 @@ export interface FreshCustomers {
  */
 export function emitCustomersFromHours(ctx: EmitContext, fresh: FreshCustomers | null): string {
   const p = placeholders(ctx);
-  const prev = prevColumn(countedKinds(ctx.orderSettings));
   const mask = countedKinds(ctx.orderSettings);
+  const prev = prevColumn(mask);
   const two = p.periods.length > 1;
   const stored = fresh
     ? `SELECT hour AS ts, if(customer_key IN ${fresh.customers}, ${NEVER}, ${prev}) AS prev_hour,
@@ -61,7 +61,7 @@ export function emitCustomersFromHours(ctx: EmitContext, fresh: FreshCustomers |
   const none = ctx.granularity === "none";
   const rows = [
     `${bucket} AS bucket`,
-    ...(two ? [`if(r.ts >= ${p.start} AND r.ts < ${p.end}, 0, 1) AS period`] : []),
+    ...(two ? [`${periodOf("r.ts", p)} AS period`] : []),
     // First counted hour of the customer in the bucket (clipped to its period) / in the period.
     ...(none ? [] : [`r.prev_hour < greatest(toDateTime64(bucket, 3, 'UTC'), ${start}, ${EPOCH}) AS nb`]),
     `r.prev_hour < greatest(${start}, ${EPOCH}) AS np`,

@@ -91,7 +91,7 @@ function onPeriodDays(col: string, p: Placeholders): string {
 }
 
 /** The `period` of a row of a two-period statement: 0 when `ts` is in the primary range, else 1. */
-const periodOf = (ts: string, p: Placeholders) => `if(${ts} >= ${p.start} AND ${ts} < ${p.end}, 0, 1)`;
+export const periodOf = (ts: string, p: Placeholders) => `if(${ts} >= ${p.start} AND ${ts} < ${p.end}, 0, 1)`;
 
 /** `only`: the orders the source can use — created in the range, or refunded in it. */
 const counted = (ctx: EmitContext, p: Placeholders, only: "created" | "refunded") => [
