@@ -31,22 +31,31 @@ export const TOUCH_FIELDS = [
  * newest table) is not trusted, and a new table is built for every pixel on the first round after an
  * upgrade without a migration clearing anything.
  */
-export const WATERMARK = "customer_hours";
+export const WATERMARK = "refund_facts_hourly";
 
 /** A watermark before every row, the migrated ones (ingested_at = the epoch) included. */
 export const BEFORE_EVERYTHING = "1900-01-01 00:00:00.000";
 
 /**
- * The change feed: every row that can change an order's touches — touches, merges (canonical links),
- * order versions — as one UNION ALL of `columns` (over pixel_id, canonical_id, ingested_at) where
- * `where` holds.
+ * The rows that can change an order's touches — touches, merges (canonical links), order versions —
+ * as one UNION ALL of `columns` (over pixel_id, canonical_id, ingested_at) where `where` holds.
  */
-export function changeFeed(columns: string, where: string): string {
+export function identityFeed(columns: string, where: string): string {
   return [
     `SELECT ${columns} FROM touchpoints WHERE ${where}`,
     `SELECT ${columns} FROM identity_links WHERE alias_type = 'canonical' AND ${where}`,
     `SELECT ${columns} FROM orders WHERE ${where}`,
   ].join("\n  UNION ALL\n  ");
+}
+
+/**
+ * The change feed: every row that can change a derived row — the identity feed's, and refund versions
+ * — as one UNION ALL of `columns` (over pixel_id, ingested_at) where `where` holds.
+ */
+export function changeFeed(columns: string, where: string): string {
+  return `${identityFeed(columns, where)}
+  UNION ALL
+  SELECT ${columns} FROM refunds WHERE ${where}`;
 }
 
 /**
@@ -62,7 +71,7 @@ const CHANGED_IDS = `changed_ids AS (
 export function changedIdentitiesCtes(pixel: string, since: string, materialized = false): string {
   return `changed AS ${materialized ? "MATERIALIZED " : ""}(
   SELECT if(h.new != '', h.new, x.id) AS cid FROM (
-  ${changeFeed("canonical_id AS id", `pixel_id = ${pixel} AND ingested_at > ${since}`)}
+  ${identityFeed("canonical_id AS id", `pixel_id = ${pixel} AND ingested_at > ${since}`)}
   ) AS x LEFT JOIN hops AS h ON h.old = x.id
 ),
 ${CHANGED_IDS}`;
@@ -141,7 +150,7 @@ export const MAX_FRESH_IDS = 2_000;
  */
 export function freshSeenSql(): string {
   return `SELECT groupUniqArray(${MAX_FRESH_IDS + 1})(id) AS seen FROM (
-  ${changeFeed("canonical_id AS id", `pixel_id = ${PIXEL} AND ingested_at > {since:DateTime64(3, 'UTC')}`)}
+  ${identityFeed("canonical_id AS id", `pixel_id = ${PIXEL} AND ingested_at > {since:DateTime64(3, 'UTC')}`)}
 ) WHERE id != ''`;
 }
 

@@ -9,6 +9,7 @@ import {
 } from "./conversion-touches.js";
 import { freshCustomersSql, MAX_FRESH_CUSTOMERS } from "./customer-hours.js";
 import { freshHoursSql, MAX_FRESH_HOURS } from "./order-facts.js";
+import { freshRefundHoursSql, MAX_FRESH_REFUND_HOURS } from "./refund-facts.js";
 
 /** What a query must read raw; null: too much of it, read everything of that kind raw. */
 export interface Fresh {
@@ -25,6 +26,11 @@ export interface Fresh {
    * (`of`).
    */
   customers?: string[] | null;
+  /**
+   * UTC hours a refund is or was counted in whose row, or whose order's row, is past the watermark
+   * (refund_facts_hourly).
+   */
+  refundHours: string[] | null;
 }
 
 /**
@@ -68,8 +74,8 @@ export class FreshIds {
   }
 
   /**
-   * In steps, each value bound for the next: the watermark; the ids and hours on rows past it (one
-   * scan of `ingested_at` per table); and, only when there are such ids, every id resolving to the
+   * In steps, each value bound for the next: the watermark; the ids, hours and refund hours on rows
+   * past it (one scan of `ingested_at` per table); and, only when there are such ids, every id resolving to the
    * same identities. A worker that has caught up costs the first two only.
    */
   private async read(pixelId: string): Promise<{ fresh: Fresh; since: string }> {
@@ -78,12 +84,14 @@ export class FreshIds {
       { pixel: pixelId },
     );
     const since = mark?.w ?? BEFORE_EVERYTHING;
-    const [row] = await this.warehouse.query<{ seen: string[]; hours: string[] }>(
-      `SELECT (${freshSeenSql()}) AS seen, ${freshHoursSql("{since:DateTime64(3, 'UTC')}")} AS hours`,
+    const [row] = await this.warehouse.query<{ seen: string[]; hours: string[]; refund_hours: string[] }>(
+      `SELECT (${freshSeenSql()}) AS seen, ${freshHoursSql("{since:DateTime64(3, 'UTC')}")} AS hours,
+  ${freshRefundHoursSql("{since:DateTime64(3, 'UTC')}")} AS refund_hours`,
       { pixel: pixelId, since },
     );
     const seen = row?.seen ?? [];
     const hours = row?.hours ?? [];
+    const refundHours = row?.refund_hours ?? [];
     let ids: string[] | null = seen.length > MAX_FRESH_IDS ? null : [];
     if (ids && seen.length > 0) {
       const [resolved] = await this.warehouse.query<{ ids: string[] }>(freshIdsSql(), {
@@ -93,6 +101,13 @@ export class FreshIds {
       ids = resolved?.ids ?? [];
       if (ids.length > MAX_FRESH_IDS) ids = null;
     }
-    return { fresh: { ids, hours: hours.length > MAX_FRESH_HOURS ? null : hours.sort() }, since };
+    return {
+      fresh: {
+        ids,
+        hours: hours.length > MAX_FRESH_HOURS ? null : hours.sort(),
+        refundHours: refundHours.length > MAX_FRESH_REFUND_HOURS ? null : refundHours.sort(),
+      },
+      since,
+    };
   }
 }

@@ -11,8 +11,11 @@ import { customerKeySql } from "../shared/customer-key.js";
 
 export const ORDER_HOURS = "order_hours";
 
-/** The UTC hour an order row was created in: the rollups' `hour`. */
-export const HOUR = "toDateTime64(toStartOfHour(created_at), 3, 'UTC')";
+/** The UTC hour of an instant `col`: the rollups' `hour`. */
+export const hourOf = (col: string) => `toDateTime64(toStartOfHour(${col}), 3, 'UTC')`;
+
+/** The UTC hour an order row was created in. */
+export const HOUR = hourOf("created_at");
 
 const PIXEL = "{pixel:String}";
 

@@ -6,6 +6,7 @@ import { BEFORE_EVERYTHING, changeFeed, refreshSql, WATERMARK, watermarkSql } fr
 import { customerHoursRefreshSql } from "./customer-hours.js";
 import { orderFactsRefreshSql } from "./order-facts.js";
 import { orderHoursRefreshSql } from "./order-hours.js";
+import { refundFactsRefreshSql, refundHoursRefreshSql } from "./refund-facts.js";
 
 export const DERIVED_CONSUMER = "derived-tables";
 
@@ -157,6 +158,7 @@ ORDER BY pixel_id`,
         version: string;
         recheck: number;
         orders: number;
+        refunds: number;
         read_at: string;
       }>(
         `WITH (SELECT count() FROM derived_watermarks WHERE pixel_id = {pixel:String} AND name = '${WATERMARK}') AS has,
@@ -168,6 +170,7 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
   toString(toUnixTimestamp64Milli(now64(3, 'UTC'))) AS version,
   toString(now64(3, 'UTC')) AS read_at,
   (SELECT count() > 0 FROM orders WHERE pixel_id = {pixel:String} AND ingested_at > w - toIntervalMillisecond({lookback:UInt32})) AS orders,
+  (SELECT count() > 0 FROM refunds WHERE pixel_id = {pixel:String} AND ingested_at > w - toIntervalMillisecond({lookback:UInt32})) AS refunds,
   (SELECT toString(minOrNull(ingested_at)) FROM (
   ${changeFeed("ingested_at", "pixel_id = {pixel:String} AND ingested_at > w")})) AS oldest`,
         { pixel: pixelId, margin: Math.max(0, Math.round(marginMs)), lookback: this.margin },
@@ -199,6 +202,14 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
         // Whole customers, not months: a customer's rows chain across months.
         const params = { pixel: pixelId, version: state.version, cutoff: state.next };
         await this.warehouse.command(customerHoursRefreshSql("all"), params, FOREGROUND);
+        await this.warehouse.command(refundHoursRefreshSql("all"), params, FOREGROUND);
+        const refundMonths = await this.warehouse.query<{ m: number }>(
+          "SELECT DISTINCT toYYYYMM(created_at) AS m FROM refunds WHERE pixel_id = {pixel:String} ORDER BY m",
+          { pixel: pixelId },
+        );
+        for (const { m } of refundMonths) {
+          await this.warehouse.command(refundFactsRefreshSql("month"), { ...params, month: m }, FOREGROUND);
+        }
       } else {
         // `cutoff`: the orders every statement reads are those the new watermark vouches for — visible
         // before the first statement read (the margin), while later rows are past the new watermark.
@@ -210,6 +221,11 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
           await this.warehouse.command(orderHoursRefreshSql("since"), params, FOREGROUND);
           await this.warehouse.command(orderFactsRefreshSql("since", once), params, options);
           await this.warehouse.command(customerHoursRefreshSql("since", once), params, options);
+        }
+        // A refund's group holds its order's status and hour: order rows change refund hours too.
+        if (Number(state.orders) || Number(state.refunds)) {
+          await this.warehouse.command(refundHoursRefreshSql("since"), params, FOREGROUND);
+          await this.warehouse.command(refundFactsRefreshSql("since", once), params, options);
         }
       }
       // Written after the rows: a crash in between leaves the old watermark, and the next round

@@ -23,7 +23,7 @@ import { emitCohorts } from "./sources/cohorts.js";
 import type { EmitContext } from "./sources/context.js";
 import { emitCustomersFromHours, type FreshCustomers } from "./sources/customers.js";
 import { emitEntityPage } from "./sources/entities.js";
-import { CUSTOMERS_BASE, emitFactSource, ordersRollupServes } from "./sources/facts.js";
+import { CUSTOMERS_BASE, emitFactSource, rollupServes } from "./sources/facts.js";
 import { type Bucket, buckets, type Granularity, type Instants } from "./time.js";
 
 /**
@@ -43,15 +43,15 @@ export interface Statement {
    * The same statement answered from the derived tables where they are current (docs/derived-tables.md):
    * the same rows, so the service may run either. `freshParam` names the parameter the service sets to
    * what is past the watermark (bound to [] here): the stored ids of identities (`ids`), the hours
-   * with order rows (`hours`), or the customers on such rows (`customers`, with the hours bound to
-   * `freshHoursParam`). `current`, when present, is the derived form for an empty fresh set:
+   * with order rows (`hours`), the customers on such rows (`customers`, with the hours bound to
+   * `freshHoursParam`), or the refund hours with refund or order rows (`refundHours`). `current`, when present, is the derived form for an empty fresh set:
    * nothing past the watermark, so the derived tables alone, without the raw branch.
    */
   derived?: {
     sql: string;
     params: Params;
     freshParam: string;
-    fresh: "ids" | "hours" | "customers";
+    fresh: "ids" | "hours" | "customers" | "refundHours";
     freshHoursParam?: string;
     current?: { sql: string; params: Params };
   };
@@ -84,7 +84,7 @@ export function attributionStatement(
  * placeholder (null) for when nothing is past the watermark.
  */
 function derivedForms(
-  fresh: "ids" | "hours",
+  fresh: "ids" | "hours" | "refundHours",
   emit: (binder: Binder, fresh: string | null) => string,
 ): NonNullable<Statement["derived"]> {
   const d = new Binder();
@@ -220,17 +220,17 @@ export function planGeneral(r: ResolvedGeneral): QueryPlan {
         const sql = emitFactSource(part.source, names, ctx(binder), printFilter(part.where, binder));
         return { source: part.source, period: statementPeriod, sql, params: binder.params };
       };
-      if (!ordersRollupServes(part.source, part.names, ctx(new Binder()), part.where !== undefined)) {
+      if (!rollupServes(part.source, part.names, ctx(new Binder()), part.where !== undefined)) {
         statements.push(raw(part.names));
         continue;
       }
       // Served by the derived tables: distinct customers from customer_hours in a statement of their
-      // own (a count there, a hash set over the rollup's hours), the rest from the hourly rollup.
+      // own (a count there, a hash set over the rollup's hours), the rest from the source's hourly rollup.
       const sums = part.names.filter((n) => n !== CUSTOMERS_BASE);
       if (sums.length > 0) {
         statements.push({
           ...raw(sums),
-          derived: derivedForms("hours", (b, freshHours) =>
+          derived: derivedForms(part.source === "refunds" ? "refundHours" : "hours", (b, freshHours) =>
             emitFactSource(part.source, sums, ctx(b), "1", { freshHours }),
           ),
         });

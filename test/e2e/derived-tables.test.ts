@@ -7,13 +7,15 @@
  *   1. loaded, derived tables refreshed: the derived rows answer;
  *   2. late data past the watermark, not refreshed: touches dated before the orders, the identity
  *      merges, an order moved across a month boundary, an order voided, an order handed to another
- *      customer and a new order — the identities (and customers) with rows past the watermark are
- *      read raw, the rest from the derived tables;
+ *      customer, a new order, a refund moved to another hour and a new refund — the identities (and
+ *      customers, order hours and refund hours) with rows past the watermark are read raw, the rest
+ *      from the derived tables;
  *   3. refreshed again.
  *
  * Each request is one of the attribution endpoint's models × windows × dimensions, with touch and
  * order filters, another currency, counting pending orders or an exclusion filter; the general query's
- * attribution measures; or channel details' attribution measures per campaign. Both answers must be
+ * attribution measures; its time series of orders, customers and refunds (booked at the refund's or
+ * the order's date); or channel details' attribution measures per campaign. Both answers must be
  * identical, status and body.
  *
  * Worked example (the fixed test below): a touch from google at 09-28 10:00 on `anon-a`, an order of
@@ -91,6 +93,12 @@ interface Store {
   voided: number;
   recustomer: number;
   newOrderCustomer: number;
+  /**
+   * Index of an order whose refund moves by +5 hours in state 2 (−1: none), and of one refunded then
+   * (modulo the number of orders).
+   */
+  refundMoved: number;
+  lateRefund: number;
 }
 
 const hourIn = (min: number, max: number) =>
@@ -128,6 +136,8 @@ const store: fc.Arbitrary<Store> = fc.integer({ min: 1, max: 4 }).chain((n) =>
     voided: fc.integer({ min: -1, max: 5 }),
     recustomer: fc.integer({ min: -1, max: 5 }),
     newOrderCustomer: fc.integer({ min: 0, max: n - 1 }),
+    refundMoved: fc.integer({ min: -1, max: 5 }),
+    lateRefund: fc.nat({ max: 5 }),
   }),
 );
 
@@ -216,6 +226,7 @@ const request: fc.Arbitrary<Request> = fc.oneof(
       timezone: fc.constantFrom("UTC", "America/New_York", "Asia/Kolkata"),
       currency: fc.constantFrom("USD", "EUR"),
       pending: fc.boolean(),
+      byOrderDate: fc.boolean(),
       compare: fc.boolean(),
       // Counts alone convert nothing: the statement then joins no rate.
       measures: fc.constantFrom(
@@ -228,6 +239,7 @@ const request: fc.Arbitrary<Request> = fc.oneof(
           "customers.count",
         ],
         ["orders.count", "customers.count"],
+        ["orders.refunds", "orders.refund_count", "orders.net_revenue"],
       ),
     })
     .map((r) => ({
@@ -239,7 +251,14 @@ const request: fc.Arbitrary<Request> = fc.oneof(
         timezone: r.timezone,
         granularity: r.granularity,
         currency: r.currency,
-        ...(r.pending ? { orderSettings: { countPendingOrders: true } } : {}),
+        ...(r.pending || r.byOrderDate
+          ? {
+              orderSettings: {
+                ...(r.pending ? { countPendingOrders: true } : {}),
+                ...(r.byOrderDate ? { refundDateAttribution: "order_date" } : {}),
+              },
+            }
+          : {}),
       },
     })),
   fc
@@ -416,6 +435,17 @@ describe("derived tables answer as raw data", () => {
               c.late ? [event("page_view", `anon-${i}`, iso(RANGE_END + DAY), storeCustomer(ref(i)))] : [],
             ),
           ],
+          refunds: s.orders.flatMap((o, i) => [
+            ...(i === s.refundMoved && o.refundCents > 0 && o.refundCents < o.cents
+              ? [
+                  // A later creation time is a newer version (no updatedAt: the version is createdAt).
+                  refund(`r${i}`, `o${i}`, iso(o.at + 6 * HOUR), o.refundCents / 100, o.currency),
+                ]
+              : []),
+            ...(i === s.lateRefund % s.orders.length
+              ? [refund(`late${i}`, `o${i}`, iso(o.at + 2 * HOUR), 0.5, o.currency)]
+              : []),
+          ]),
           orders: [
             ...s.orders.flatMap((_, i) =>
               i === s.moved || i === s.voided || i === s.recustomer ? [updated(i)] : [],
@@ -613,6 +643,58 @@ describe("derived tables answer as raw data", () => {
     }
     await app.services.derivedWorker.runOnce(0);
     expect(await series(true)).toEqual(after);
+  });
+
+  it("a refund moved or added past the watermark is read raw at once, booked at either date (worked example)", async () => {
+    // o-1 (USD 100, 29 Sep 12:00) has r-1 of 10.00 on 30 Sep 13:00. Daily refunds over 29 Sep – 2 Oct,
+    // booked at the refund's date: 0, 10, 0, 0; at the order's: 10, 0, 0, 0. Then, past the watermark,
+    // r-1 moves to 1 Oct 09:00 (a later creation time is a newer version; once the engine merged the
+    // old one away only refund_hours knows the hour the rollup counts it in) and r-2 of 5.00 is added
+    // on 30 Sep 15:00: by refund date 0, 5, 10, 0; by order date 15, 0, 0, 0 — from the derived forms
+    // before the refresh as after it, as from raw data.
+    const { px, post } = await newPixel();
+    await loadRaw(app, px.pixelId, px, {
+      orders: [order("o-1", "2026-09-29T12:00:00Z", "USD", 100)],
+      refunds: [refund("r-1", "o-1", "2026-09-30T13:00:00Z", 10)],
+    });
+    await app.services.derivedWorker.runOnce(0);
+    const series = async (derived: boolean, refundDateAttribution: string) => {
+      const res = (await post(
+        {
+          measures: ["orders.refunds", "orders.refund_count"],
+          dateRange: RANGE,
+          timezone: "UTC",
+          granularity: "day",
+          orderSettings: { refundDateAttribution },
+        },
+        { path: "/db-mgmt/api/query", derived },
+      )) as { status: number; body: unknown };
+      const result = onlyResult({ ...res, text: JSON.stringify(res.body), headers: new Headers() });
+      return result.data.primary.map((b) => b["orders.refunds"]);
+    };
+    const expectSeries = async (byRefund: number[], byOrder: number[]) => {
+      for (const derived of [true, false]) {
+        expect({ derived, byRefund: await series(derived, "refund_date") }).toEqual({ derived, byRefund });
+        expect({ derived, byOrder: await series(derived, "order_date") }).toEqual({ derived, byOrder });
+      }
+    };
+    await expectSeries([0, 10, 0, 0], [10, 0, 0, 0]);
+    await loadRaw(app, px.pixelId, px, {
+      refunds: [
+        refund("r-1", "o-1", "2026-10-01T09:00:00Z", 10),
+        refund("r-2", "o-1", "2026-09-30T15:00:00Z", 5),
+      ],
+    });
+    await app.stores.warehouse.command("OPTIMIZE TABLE refunds FINAL");
+    const fresh = await new FreshIds(app.stores.warehouse).of(px.pixelId, "worked-refunds");
+    expect(fresh.refundHours).toEqual([
+      "2026-09-30 13:00:00.000",
+      "2026-09-30 15:00:00.000",
+      "2026-10-01 09:00:00.000",
+    ]);
+    await expectSeries([0, 5, 10, 0], [15, 0, 0, 0]);
+    await app.services.derivedWorker.runOnce(0);
+    await expectSeries([0, 5, 10, 0], [15, 0, 0, 0]);
   });
 
   it("GET /db-mgmt/api/derived/lag says how far the derived tables trail, and refuses a bad waitMs", async () => {

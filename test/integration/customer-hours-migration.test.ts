@@ -89,7 +89,7 @@ describe("005_customer_hours.sql", () => {
   it("creates the tables and clears nothing; the next round, finding no watermark of its own, builds them", async () => {
     expect(await watermarks()).toEqual(["conversion_touches:1"]);
     const report = await migrate(sql.store, wh.store);
-    expect(report.warehouse).toEqual(["005_customer_hours"]);
+    expect(report.warehouse).toEqual(["005_customer_hours", "006_refund_facts_hourly"]);
     expect(await watermarks()).toEqual(["conversion_touches:1"]);
     // The rollup's former customer states stay for a process of the previous version.
     expect(await rollupColumns()).toContain("customers");
@@ -102,7 +102,7 @@ describe("005_customer_hours.sql", () => {
       "o1 2026-03-02 10:00:00.000 c:cust-1",
       "o2 2026-03-05 08:00:00.000 c:cust-1",
     ]);
-    expect(await watermarks()).toEqual(["conversion_touches:1", "customer_hours:1"]);
+    expect(await watermarks()).toEqual(["conversion_touches:1", "refund_facts_hourly:1"]);
     expect(await worker.runOnce(0)).toEqual([]);
     // Applied once.
     expect((await migrate(sql.store, wh.store)).warehouse).toEqual([]);

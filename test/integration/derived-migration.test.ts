@@ -78,6 +78,7 @@ describe(FILE, () => {
       "003_derived_conversion_touches",
       "004_order_facts_hourly",
       "005_customer_hours",
+      "006_refund_facts_hourly",
     ]);
     expect(await stamps()).toEqual(migrated);
     const [now] = await wh.store.query<{ t: string }>("SELECT toString(now64(3, 'UTC')) AS t");

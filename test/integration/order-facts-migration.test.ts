@@ -63,7 +63,11 @@ describe("004_order_facts_hourly.sql", () => {
   it("creates the rollup and clears the watermarks, so the next round builds it", async () => {
     expect(await watermarks()).toBe("1");
     const report = await migrate(sql.store, wh.store);
-    expect(report.warehouse).toEqual(["004_order_facts_hourly", "005_customer_hours"]);
+    expect(report.warehouse).toEqual([
+      "004_order_facts_hourly",
+      "005_customer_hours",
+      "006_refund_facts_hourly",
+    ]);
     expect(await watermarks()).toBe("0");
     expect(await worker.runOnce(0)).toMatchObject([{ pixelId: "px", full: true }]);
     expect(await hours()).toEqual([{ hour: "2026-03-02 10:00:00.000", n: "1", total: "12.5" }]);

@@ -85,6 +85,7 @@ describe("002_orders_by_month", () => {
       "003_derived_conversion_touches",
       "004_order_facts_hourly",
       "005_customer_hours",
+      "006_refund_facts_hourly",
     ]);
     expect(asNumbers(await liveOrders())).toEqual(expected);
     expect(await tableNames()).not.toContain("orders_by_month");

@@ -261,6 +261,37 @@ ORDER BY (pixel_id, order_id, hour, customer_key);
 CREATE TABLE IF NOT EXISTS order_hours ON CLUSTER '{cluster}' AS order_hours_local
 ENGINE = Distributed('{cluster}', currentDatabase(), order_hours_local, cityHash64(pixel_id));
 
+-- refund_facts_hourly: refunds per hour, kept by the derived-tables worker.
+CREATE TABLE IF NOT EXISTS refund_facts_hourly_local ON CLUSTER '{cluster}' (
+  pixel_id          LowCardinality(String),
+  hour              DateTime64(3, 'UTC'),
+  order_hour        DateTime64(3, 'UTC'),
+  currency          LowCardinality(String),
+  financial_status  LowCardinality(String),
+  built_version     UInt64,
+  refunds           UInt64,
+  amount            Decimal(38, 4)
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/refund_facts_hourly_local', '{replica}', built_version)
+PARTITION BY toYYYYMM(hour)
+ORDER BY (pixel_id, hour, order_hour, currency, financial_status);
+
+CREATE TABLE IF NOT EXISTS refund_facts_hourly ON CLUSTER '{cluster}' AS refund_facts_hourly_local
+ENGINE = Distributed('{cluster}', currentDatabase(), refund_facts_hourly_local, cityHash64(pixel_id));
+
+-- refund_hours: the hour each refund was counted in by the derived tables.
+CREATE TABLE IF NOT EXISTS refund_hours_local ON CLUSTER '{cluster}' (
+  pixel_id       LowCardinality(String),
+  refund_id      String,
+  built_version  UInt64,
+  hour           DateTime64(3, 'UTC')
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/refund_hours_local', '{replica}', built_version)
+ORDER BY (pixel_id, refund_id, hour);
+
+CREATE TABLE IF NOT EXISTS refund_hours ON CLUSTER '{cluster}' AS refund_hours_local
+ENGINE = Distributed('{cluster}', currentDatabase(), refund_hours_local, cityHash64(pixel_id));
+
 -- order_lines: lines of an order version.
 CREATE TABLE IF NOT EXISTS order_lines_local ON CLUSTER '{cluster}' (
   pixel_id     LowCardinality(String),
@@ -288,7 +319,9 @@ CREATE TABLE IF NOT EXISTS refunds_local ON CLUSTER '{cluster}' (
   amount      Decimal(18, 4),
   currency    LowCardinality(String),
   lines       Array(Tuple(variant_id String, quantity Int32, amount Decimal(18, 4))),
-  version     UInt64
+  version     UInt64,
+  ingested_at DateTime64(3, 'UTC') DEFAULT now64(3),   -- derived tables' change feed (docs/derived-tables.md)
+  INDEX ingested_minmax ingested_at TYPE minmax GRANULARITY 1
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/refunds_local', '{replica}', version)
 ORDER BY (pixel_id, refund_id);

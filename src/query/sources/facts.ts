@@ -1,5 +1,6 @@
 import { ORDER_FACT_AMOUNTS, ORDER_FACTS } from "../../derived/order-facts.js";
-import { HOUR } from "../../derived/order-hours.js";
+import { HOUR, hourOf } from "../../derived/order-hours.js";
+import { REFUND_FACTS, refundGroupsSql } from "../../derived/refund-facts.js";
 import { hopsCte } from "../../identity/links-sql.js";
 import type { Binder } from "../binder.js";
 import { FIELD_BY_NAME } from "../filters/fields.js";
@@ -151,7 +152,7 @@ FROM (SELECT * FROM refunds FINAL WHERE pixel_id = ${p.pixel}) AS rf INNER JOIN 
 WHERE ${inPeriods(booked, p)} AND ${where}`;
     },
     bases: {
-      refunds_amount: money("r.amount"),
+      refunds_amount: exactMoney("r.amount"),
       refunds_count: additive("count()"),
     },
   },
@@ -274,30 +275,74 @@ WHERE o.orders > 0 AND ${countedPredicate(ctx.orderSettings, ctx.binder, ctx.tim
   };
 }
 
+/**
+ * The refunds source answered from `refund_facts_hourly` (docs/derived-tables.md): the rollup's refund
+ * hours but the fresh ones (`fresh`: hours with a refund whose row, or whose order's row, is past the
+ * watermark), and those from raw refunds and orders grouped the same way. Booked at the refund's hour
+ * or its order's (`refundDateAttribution`), converted at the refund's day; which refunds count is
+ * decided here, on their order's status, as `co` decides it on each order.
+ */
+function refundsRollup(fresh: string | null): FactSource {
+  const raw = (p: Placeholders) => `
+  UNION ALL
+  ${refundGroupsSql(
+    p.pixel,
+    (col) =>
+      `${col} >= arrayMin(${fresh}) AND ${col} < arrayMax(${fresh}) + toIntervalHour(1) AND ${hourOf(col)} IN ${fresh}`,
+    false,
+  )}`;
+  return {
+    ctes: () => [],
+    rows: (ctx, p) => {
+      const booked = ctx.orderSettings.refundDateAttribution === "order_date" ? "order_hour" : "hour";
+      return `SELECT o.${booked} AS ts, o.currency AS cur, toDate(o.hour) AS fx_day, toUInt8(1) AS fx_k,
+  o.refunds AS n, o.amount AS amount
+FROM (
+  SELECT hour, order_hour, currency, financial_status, refunds, amount
+  FROM ${REFUND_FACTS} FINAL
+  WHERE pixel_id = ${p.pixel} AND ${inPeriods(booked, p)}${fresh === null ? "" : ` AND hour NOT IN ${fresh}`}${
+    fresh === null ? "" : raw(p)
+  }
+) AS o
+WHERE o.refunds > 0 AND ${inPeriods(`o.${booked}`, p)} AND ${countedPredicate(ctx.orderSettings, ctx.binder, ctx.timezone)}`;
+    },
+    bases: {
+      refunds_amount: exactMoney("r.amount"),
+      refunds_count: additive("sum(r.n)"),
+    },
+  };
+}
+
 /** Distinct customers: the base the derived tables answer from `customer_hours` (sources/customers.ts). */
 export const CUSTOMERS_BASE = "customers_unique";
 
-/** The orders bases the derived tables hold: sums in the hourly rollup, distinct customers in customer_hours. */
-const ROLLUP_BASES = new Set([...Object.keys(ordersRollup("").bases), CUSTOMERS_BASE]);
+/** The sources the derived tables answer, and the bases they hold (orders: sums in the rollup, distinct customers in customer_hours). */
+const ROLLUPS: Partial<
+  Record<FactSourceName, { of: (fresh: string | null) => FactSource; bases: Set<string> }>
+> = {
+  orders: { of: ordersRollup, bases: new Set([...Object.keys(ordersRollup("").bases), CUSTOMERS_BASE]) },
+  refunds: { of: refundsRollup, bases: new Set(Object.keys(refundsRollup("").bases)) },
+};
 
 /**
- * Whether the hourly rollup answers a statement exactly: orders bases it holds, no filter or
- * dimension (the rollup keeps neither), no exclusion filter in the order settings (they can test any
+ * Whether an hourly rollup answers a statement exactly: a source and bases it holds, no filter or
+ * dimension (the rollups keep neither), no exclusion filter in the order settings (they can test any
  * order field), and a timezone whose offset is whole hours over the range (every local bucket is then
  * a union of UTC hours).
  */
-export function ordersRollupServes(
+export function rollupServes(
   source: FactSourceName,
   bases: readonly string[],
   ctx: Omit<EmitContext, "binder">,
   filtered: boolean,
 ): boolean {
+  const rollup = ROLLUPS[source];
   return (
-    source === "orders" &&
+    rollup !== undefined &&
     !filtered &&
     ctx.dimensions.length === 0 &&
     !ctx.needsCustomerNumbering &&
-    bases.every((b) => ROLLUP_BASES.has(b)) &&
+    bases.every((b) => rollup.bases.has(b)) &&
     !ctx.orderSettings.exclusionFilters.some((f) => f.enabled && f.conditionGroups.length > 0) &&
     wholeHourOffsets(ctx.timezone, ctx.range) &&
     (!ctx.compareRange || wholeHourOffsets(ctx.timezone, ctx.compareRange))
@@ -323,7 +368,7 @@ export function emitFactSource(
   rollup?: { freshHours: string | null },
 ): string {
   const p = placeholders(ctx);
-  const fact = rollup ? ordersRollup(rollup.freshHours) : FACTS[source];
+  const fact = rollup ? ROLLUPS[source]!.of(rollup.freshHours) : FACTS[source];
   const chosen = bases.map((name) => [name, fact.bases[name]!] as const);
   const converts = chosen.some(([, b]) => b.kind === "money");
   const dimKeys = ctx.dimensions.map((_, i) => `d${i}`);

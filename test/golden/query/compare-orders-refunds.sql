@@ -61,7 +61,7 @@ SELECT q.bucket AS bucket,
   minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing,
   grouping(bucket) AS is_total
 FROM (
-  SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket, if(r.ts >= {p3:DateTime64(3, 'UTC')} AND r.ts < {p4:DateTime64(3, 'UTC')}, 0, 1) AS period, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, sum(toFloat64(r.amount)) AS refunds_amount
+  SELECT toUnixTimestamp(toStartOfDay(r.ts, {p1:String})) AS bucket, if(r.ts >= {p3:DateTime64(3, 'UTC')} AND r.ts < {p4:DateTime64(3, 'UTC')}, 0, 1) AS period, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, toFloat64(sum(r.amount)) AS refunds_amount
   FROM (SELECT rf.created_at AS ts, rf.currency AS cur, toDate(rf.created_at) AS fx_day, toUInt8(1) AS fx_k, rf.amount
 FROM (SELECT * FROM refunds FINAL WHERE pixel_id = {p0:String}) AS rf INNER JOIN co AS o ON o.order_id = rf.order_id
 WHERE ((rf.created_at >= {p3:DateTime64(3, 'UTC')} AND rf.created_at < {p4:DateTime64(3, 'UTC')}) OR (rf.created_at >= {p7:DateTime64(3, 'UTC')} AND rf.created_at < {p8:DateTime64(3, 'UTC')})) AND 1) AS r
