@@ -76,6 +76,8 @@ export const ANALYST_TABLES: readonly AnalystTable[] = [
       amount: "refunded amount in `currency`",
       lines: "refunded lines: (variant_id, quantity, amount)",
     },
+    // Bookkeeping of the derived tables (docs/derived-tables.md), as on orders.
+    hidden: ["ingested_at"],
   },
   {
     name: "order_costs",

@@ -13,6 +13,8 @@
  * 09:00 holds r5.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WATERMARK } from "../../src/derived/conversion-touches.js";
+import { refundFactsRefreshSql, refundHoursRefreshSql } from "../../src/derived/refund-facts.js";
 import { DerivedWorker } from "../../src/derived/worker.js";
 import { migrate } from "../../src/stores/migrations.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
@@ -33,8 +35,8 @@ afterAll(async () => {
   await sql?.close();
 });
 
-const order = (id: string, at: string, status: string, currency: string, version = 1) => ({
-  pixel_id: "rf",
+const order = (id: string, at: string, status: string, currency: string, version = 1, pixel = "rf") => ({
+  pixel_id: pixel,
   order_id: id,
   created_at: `2026-03-${at}:00.000`,
   currency,
@@ -43,8 +45,16 @@ const order = (id: string, at: string, status: string, currency: string, version
   customer_id: `c-${id}`,
   version,
 });
-const refund = (id: string, orderId: string, at: string, amount: string, currency: string, version = 1) => ({
-  pixel_id: "rf",
+const refund = (
+  id: string,
+  orderId: string,
+  at: string,
+  amount: string,
+  currency: string,
+  version = 1,
+  pixel = "rf",
+) => ({
+  pixel_id: pixel,
   refund_id: id,
   order_id: orderId,
   created_at: `2026-03-${at}:00.000`,
@@ -53,13 +63,14 @@ const refund = (id: string, orderId: string, at: string, amount: string, currenc
   version,
 });
 
-/** Every group, "hour | order hour | currency | status | refunds | amount". */
-const groups = async (all = false) =>
+/** Every group of `pixel`, "hour | order hour | currency | status | refunds | amount". */
+const groups = async (all = false, pixel = "rf") =>
   (
     await wh.store.query<{ g: string }>(
       `SELECT concat(toString(hour), ' | ', toString(order_hour), ' | ', currency, ' | ', financial_status, ' | ',
          toString(refunds), ' | ', toString(amount)) AS g
-       FROM refund_facts_hourly FINAL WHERE pixel_id = 'rf'${all ? "" : " AND refunds > 0"} ORDER BY g`,
+       FROM refund_facts_hourly FINAL WHERE pixel_id = {p:String}${all ? "" : " AND refunds > 0"} ORDER BY g`,
+      { p: pixel },
     )
   ).map((r) => r.g);
 
@@ -121,5 +132,71 @@ describe("refund_facts_hourly", () => {
     await wh.store.command("TRUNCATE TABLE derived_watermarks");
     expect(await worker.runOnce(0)).toMatchObject([{ pixelId: "rf", full: true }]);
     expect(await groups()).toEqual(incremental);
+  });
+  it("a round with only an order row rebuilds its refunds' groups", async () => {
+    // o1 (paid, 03-10 09:00) has r1 (03-11 08:15, 4.00); then only the order changes: voided.
+    await wh.store.insert("orders", [order("o1", "10 09:00", "paid", "USD", 1, "ord")]);
+    await wh.store.insert("refunds", [refund("r1", "o1", "11 08:15", "4.00", "USD", 1, "ord")]);
+    await worker.runOnce(0);
+    expect(await groups(false, "ord")).toEqual([
+      "2026-03-11 08:00:00.000 | 2026-03-10 09:00:00.000 | USD | paid | 1 | 4",
+    ]);
+    await wh.store.insert("orders", [order("o1", "10 09:00", "voided", "USD", 2, "ord")]);
+    expect(await worker.runOnce(0)).toMatchObject([{ pixelId: "ord", full: false }]);
+    expect(await groups(false, "ord")).toEqual([
+      "2026-03-11 08:00:00.000 | 2026-03-10 09:00:00.000 | USD | voided | 1 | 4",
+    ]);
+  });
+
+  it("a refund version landing in the middle of a refresh, its predecessor merged away, leaves no stale hour", async () => {
+    // r9 (09:15) is built. v2 (11:05) lands before a refresh begins; the refresh files the places, then
+    // v3 (16:05) lands and the engine merges v2 away before the rollup is rebuilt, which reads refunds as
+    // the cutoff vouches for them (v3 is past it, so r9 counts nowhere in this round). The next round
+    // rebuilds every hour r9 was or is in — 09:00 and 11:00 from refund_hours, 16:00 from its row — and
+    // the rollup then equals a build from scratch.
+    const r = (version: number, at: string) => refund("r9", "o9", `12 ${at}`, "3.00", "USD", version, "mid");
+    const now = async () =>
+      (await wh.store.query<{ t: string }>("SELECT toString(now64(3, 'UTC')) AS t"))[0]!.t;
+    await wh.store.insert("orders", [order("o9", "12 08:00", "paid", "USD", 1, "mid")]);
+    await wh.store.insert("refunds", [r(1, "09:15")]);
+    await worker.runOnce(0);
+    const [{ w }] = (await wh.store.query<{ w: string }>(
+      "SELECT toString(max(watermark)) AS w FROM derived_watermarks WHERE pixel_id = 'mid'",
+    )) as [{ w: string }];
+    await wh.store.insert("refunds", [r(2, "11:05")]);
+    let cutoff = await now();
+    // The refresh began after v2 was stamped (the clock moved past it).
+    while (
+      (
+        await wh.store.query(
+          "SELECT 1 FROM refunds WHERE pixel_id = 'mid' AND ingested_at >= {c:DateTime64(3, 'UTC')}",
+          { c: cutoff },
+        )
+      ).length > 0
+    )
+      cutoff = await now();
+    const params = {
+      pixel: "mid",
+      version: String(Date.parse(`${cutoff.replace(" ", "T")}Z`)),
+      since: w,
+      cutoff,
+    };
+    await wh.store.command(refundHoursRefreshSql("since"), params);
+    // v3 lands after the refresh began, and v2 is merged away.
+    while ((await now()) <= cutoff) {}
+    await wh.store.insert("refunds", [r(3, "16:05")]);
+    await wh.store.command("OPTIMIZE TABLE refunds FINAL");
+    await wh.store.command(refundFactsRefreshSql("since"), params);
+    await wh.store.insert("derived_watermarks", [
+      { pixel_id: "mid", name: WATERMARK, watermark: cutoff, written_at: cutoff },
+    ]);
+
+    await worker.runOnce(0);
+    const incremental = await groups(false, "mid");
+    expect(incremental).toEqual(["2026-03-12 16:00:00.000 | 2026-03-12 08:00:00.000 | USD | paid | 1 | 3"]);
+    await wh.store.command("TRUNCATE TABLE refund_facts_hourly");
+    await wh.store.command("TRUNCATE TABLE derived_watermarks");
+    await worker.runOnce(0);
+    expect(await groups(false, "mid")).toEqual(incremental);
   });
 });
