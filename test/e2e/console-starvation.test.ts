@@ -1,9 +1,10 @@
 /**
  * The SQL console cannot starve ingestion, with its default limits. The query below answered 200 with
  * a 529 MB body before the console capped results; four at once ran past their time limit, took the
- * service to 3.5 GB and held an ingest request for 30 s. Now each stops at CONSOLE_MAX_RESULT_BYTES
- * (the engine's max_result_bytes) with 400, and the ingest requests of a few clients sent while all
- * four run keep their p99 under 1 s. The console's threads run at nice 19 only where the engine has
+ * service to 3.5 GB and held an ingest request for 30 s. Now each stops at a console limit with 400 —
+ * CONSOLE_MAX_RESULT_BYTES (the engine's max_result_bytes), or the 30 s time limit when its niced
+ * threads get too little CPU to reach the cap first (seen on a slow machine with other test files
+ * running) — and the ingest requests of a few clients sent while all four run keep their p99 under 1 s. The console's threads run at nice 19 only where the engine has
  * CAP_SYS_NICE (as root here); without it, on 2 cores kept busy by other test runs, p99 measured
  * 1.0–1.5 s (docs/sql-console.md).
  */
@@ -62,7 +63,7 @@ const percentile = (sorted: number[], p: number) =>
   sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 describe("the SQL console beside ingestion", () => {
-  it("keeps ingestion's p99 under 1 s while four runaway queries run; each stops at the result cap with 400", async () => {
+  it("keeps ingestion's p99 under 1 s while four runaway queries run; each stops at a console limit with 400", async () => {
     let answered = 0;
     // Two pixels, two each: every reader of the default four is taken.
     const runaways = [a, a, b, b].map((px) =>
@@ -104,7 +105,9 @@ describe("the SQL console beside ingestion", () => {
       expect(percentile(sorted, 99), summary).toBeLessThan(1000);
       for (const res of answers) {
         expect(res.status, res.text.slice(0, 300)).toBe(400);
-        expect((res.body as { message: string }).message).toMatch(/CONSOLE_MAX_RESULT_BYTES/);
+        expect((res.body as { message: string }).message).toMatch(
+          /CONSOLE_MAX_RESULT_BYTES|TIMEOUT_EXCEEDED/,
+        );
       }
     } finally {
       clearInterval(sampler);
