@@ -1,6 +1,6 @@
-import { cpSync, mkdirSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { migrate, SQL_DIR } from "../../src/stores/migrations.js";
+import { migrate, parseScript, SQL_DIR } from "../../src/stores/migrations.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
 import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
 import { tempDir } from "./stores.js";
@@ -29,4 +29,22 @@ export function schemaBefore(warehouseFiles: readonly string[]) {
     },
     remove: () => dir.remove(),
   };
+}
+
+/** The statements of a warehouse migration file, parsed as the migration runner parses them. */
+export const migrationStatements = (file: string) =>
+  parseScript(readFileSync(join(SQL_DIR, "clickhouse", file), "utf8"));
+
+/**
+ * The first `stop` statements of a warehouse migration file, each skipped when its `-- when:` guard
+ * does not hold, as the migration runner would run them: a run interrupted after `stop` statements.
+ */
+export async function runMigrationUntil(wh: WarehouseStore, file: string, stop: number): Promise<void> {
+  for (const s of migrationStatements(file).slice(0, stop)) {
+    if (s.when) {
+      const [first] = await wh.query<Record<string, unknown>>(s.when);
+      if (!first || Number(Object.values(first)[0]) === 0) continue;
+    }
+    await wh.command(s.sql);
+  }
 }

@@ -5,13 +5,11 @@
  * afterwards gets the time of its insert, and the derived tables exist. A run interrupted after any
  * statement is finished by the next one, with the same result.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { migrate, parseScript, SQL_DIR } from "../../src/stores/migrations.js";
+import { migrate } from "../../src/stores/migrations.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
 import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
-import { schemaBefore } from "../helpers/schema-before.js";
+import { migrationStatements, runMigrationUntil, schemaBefore } from "../helpers/schema-before.js";
 import { type Opened, openChdb, openPglite } from "../helpers/stores.js";
 
 const FILE = "003_derived_conversion_touches.sql";
@@ -60,17 +58,6 @@ async function stamps(): Promise<Record<string, string[]>> {
 const EPOCH = "1970-01-01 00:00:00.000";
 const migrated = { touchpoints: [EPOCH], identity_links: [EPOCH], orders: [EPOCH] };
 
-async function runUntil(stop: number): Promise<void> {
-  const script = parseScript(readFileSync(join(SQL_DIR, "clickhouse", FILE), "utf8"));
-  for (const s of script.slice(0, stop)) {
-    if (s.when) {
-      const [first] = await wh.store.query<Record<string, unknown>>(s.when);
-      if (!first || Number(Object.values(first)[0]) === 0) continue;
-    }
-    await wh.store.command(s.sql);
-  }
-}
-
 describe(FILE, () => {
   it("stamps earlier rows with the epoch and later ones with their insert time", async () => {
     const report = await migrate(sql.store, wh.store);
@@ -95,11 +82,11 @@ describe(FILE, () => {
     expect(tables.map((t) => t.name)).toEqual(["conversion_touches", "derived_watermarks"]);
   });
 
-  const statements = parseScript(readFileSync(join(SQL_DIR, "clickhouse", FILE), "utf8")).length;
+  const statements = migrationStatements(FILE).length;
   it.each(Array.from({ length: statements - 1 }, (_, i) => i + 1))(
     "finishes a run interrupted after %i statement(s)",
     async (done) => {
-      await runUntil(done);
+      await runMigrationUntil(wh.store, FILE, done);
       await migrate(sql.store, wh.store);
       expect(await stamps()).toEqual(migrated);
     },

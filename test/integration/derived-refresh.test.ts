@@ -17,6 +17,7 @@ import { DerivedWorker } from "../../src/derived/worker.js";
 import { migrate } from "../../src/stores/migrations.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
 import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
+import { clockPast, cutoffAfterRows } from "../helpers/engine-clock.js";
 import { type Opened, openChdb, openPglite } from "../helpers/stores.js";
 
 let wh: Opened<WarehouseStore>;
@@ -258,25 +259,14 @@ describe("DerivedWorker", () => {
         "SELECT toString(hour) AS h, customer_key, kinds FROM customer_hours FINAL WHERE pixel_id = 'mid' AND kinds != 0 ORDER BY h",
       ),
     });
-    const now = async () =>
-      (await wh.store.query<{ t: string }>("SELECT toString(now64(3, 'UTC')) AS t"))[0]!.t;
     await wh.store.insert("orders", [o(1, "09:15", "")]);
     await worker.runOnce(0);
     const [{ w }] = (await wh.store.query<{ w: string }>(
       "SELECT toString(max(watermark)) AS w FROM derived_watermarks WHERE pixel_id = 'mid'",
     )) as [{ w: string }];
     await wh.store.insert("orders", [o(2, "13:05", "cust-y")]);
-    let cutoff = await now();
     // The refresh began after v2 was stamped (the clock moved past it).
-    while (
-      (
-        await wh.store.query(
-          "SELECT 1 FROM orders WHERE pixel_id = 'mid' AND ingested_at >= {c:DateTime64(3, 'UTC')}",
-          { c: cutoff },
-        )
-      ).length > 0
-    )
-      cutoff = await now();
+    const cutoff = await cutoffAfterRows(wh.store, "orders", "mid");
     const params = {
       pixel: "mid",
       version: String(Date.parse(`${cutoff.replace(" ", "T")}Z`)),
@@ -286,7 +276,7 @@ describe("DerivedWorker", () => {
     await wh.store.command(orderHoursRefreshSql("since"), params);
     await wh.store.command(orderFactsRefreshSql("since"), params);
     // v3 lands after the refresh began, and v2 is merged away.
-    while ((await now()) <= cutoff) {}
+    await clockPast(wh.store, cutoff);
     await wh.store.insert("orders", [o(3, "16:05", "cust-z")]);
     await wh.store.command("OPTIMIZE TABLE orders FINAL");
     await wh.store.command(customerHoursRefreshSql("since"), params);

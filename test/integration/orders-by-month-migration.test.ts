@@ -6,13 +6,11 @@
  * A run interrupted after any statement is finished by the next run, and a write that reached the
  * old table between the copy and the swap — even one that moved an order — is carried over.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { migrate, parseScript, SQL_DIR } from "../../src/stores/migrations.js";
+import { migrate } from "../../src/stores/migrations.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
 import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
-import { schemaBefore } from "../helpers/schema-before.js";
+import { runMigrationUntil, schemaBefore } from "../helpers/schema-before.js";
 import { type Opened, openChdb, openPglite } from "../helpers/stores.js";
 
 let wh: Opened<WarehouseStore>;
@@ -58,18 +56,6 @@ const tableNames = async () =>
     .map((t) => t.name)
     .sort();
 
-/** Runs the migration's statements up to (not including) `stop`, guards honoured, as a crash would leave it. */
-async function runUntil(stop: number): Promise<void> {
-  const script = parseScript(readFileSync(join(SQL_DIR, "clickhouse", "002_orders_by_month.sql"), "utf8"));
-  for (const s of script.slice(0, stop)) {
-    if (s.when) {
-      const [first] = await wh.store.query<Record<string, unknown>>(s.when);
-      if (!first || Number(Object.values(first)[0]) === 0) continue;
-    }
-    await wh.store.command(s.sql);
-  }
-}
-
 const expected = [
   { id: "a", month: 202603, version: 2, total: "12" },
   { id: "b", month: 202602, version: 1, total: "10" },
@@ -97,14 +83,14 @@ describe("002_orders_by_month", () => {
   });
 
   it.each([1, 2, 3, 4, 5])("finishes a run interrupted after %i statement(s)", async (done) => {
-    await runUntil(done);
+    await runMigrationUntil(wh.store, "002_orders_by_month.sql", done);
     await migrate(sql.store, wh.store);
     expect(asNumbers(await liveOrders())).toEqual(expected);
     expect(await tableNames()).not.toContain("orders_by_month");
   });
 
   it("carries over a write that reached the old table between the copy and the swap", async () => {
-    await runUntil(2); // scratch table created and filled
+    await runMigrationUntil(wh.store, "002_orders_by_month.sql", 2); // scratch table created and filled
     // A writer still on the old table moves "b" to April and adds "c".
     await wh.store.insert("orders", [row("b", "2026-04-01", 3, "30"), row("c", "2026-04-02", 1, "5")]);
     await migrate(sql.store, wh.store);

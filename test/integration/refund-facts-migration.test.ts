@@ -8,14 +8,12 @@
  * refund_facts_hourly then holds r1 at 03-04 09:00 under o1's hour 03-02 10:00. A run interrupted
  * after any statement is finished by the next one, with the same result.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DerivedWorker } from "../../src/derived/worker.js";
-import { migrate, parseScript, SQL_DIR } from "../../src/stores/migrations.js";
+import { migrate } from "../../src/stores/migrations.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
 import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
-import { schemaBefore } from "../helpers/schema-before.js";
+import { migrationStatements, runMigrationUntil, schemaBefore } from "../helpers/schema-before.js";
 import { type Opened, openChdb, openPglite } from "../helpers/stores.js";
 
 const FILE = "006_refund_facts_hourly.sql";
@@ -91,17 +89,6 @@ const watermarks = async () =>
     )
   ).map((r) => r.w);
 
-async function runUntil(stop: number): Promise<void> {
-  const script = parseScript(readFileSync(join(SQL_DIR, "clickhouse", FILE), "utf8"));
-  for (const s of script.slice(0, stop)) {
-    if (s.when) {
-      const [first] = await wh.store.query<Record<string, unknown>>(s.when);
-      if (!first || Number(Object.values(first)[0]) === 0) continue;
-    }
-    await wh.store.command(s.sql);
-  }
-}
-
 describe(FILE, () => {
   it("stamps earlier refunds with the epoch, clears nothing, and the next round builds the rollup", async () => {
     const report = await migrate(sql.store, wh.store);
@@ -129,11 +116,11 @@ describe(FILE, () => {
     expect((await migrate(sql.store, wh.store)).warehouse).toEqual([]);
   });
 
-  const statements = parseScript(readFileSync(join(SQL_DIR, "clickhouse", FILE), "utf8")).length;
+  const statements = migrationStatements(FILE).length;
   it.each(Array.from({ length: statements - 1 }, (_, i) => i + 1))(
     "finishes a run interrupted after %i statement(s)",
     async (done) => {
-      await runUntil(done);
+      await runMigrationUntil(wh.store, FILE, done);
       await migrate(sql.store, wh.store);
       expect(await stamps()).toEqual([`r1 ${EPOCH}`]);
       expect(await tables()).toEqual(["refund_facts_hourly", "refund_hours"]);

@@ -19,6 +19,7 @@ import { DerivedWorker } from "../../src/derived/worker.js";
 import { migrate } from "../../src/stores/migrations.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
 import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
+import { clockPast, cutoffAfterRows } from "../helpers/engine-clock.js";
 import { type Opened, openChdb, openPglite } from "../helpers/stores.js";
 
 let wh: Opened<WarehouseStore>;
@@ -155,8 +156,6 @@ describe("refund_facts_hourly", () => {
     // rebuilds every hour r9 was or is in — 09:00 and 11:00 from refund_hours, 16:00 from its row — and
     // the rollup then equals a build from scratch.
     const r = (version: number, at: string) => refund("r9", "o9", `12 ${at}`, "3.00", "USD", version, "mid");
-    const now = async () =>
-      (await wh.store.query<{ t: string }>("SELECT toString(now64(3, 'UTC')) AS t"))[0]!.t;
     await wh.store.insert("orders", [order("o9", "12 08:00", "paid", "USD", 1, "mid")]);
     await wh.store.insert("refunds", [r(1, "09:15")]);
     await worker.runOnce(0);
@@ -164,17 +163,8 @@ describe("refund_facts_hourly", () => {
       "SELECT toString(max(watermark)) AS w FROM derived_watermarks WHERE pixel_id = 'mid'",
     )) as [{ w: string }];
     await wh.store.insert("refunds", [r(2, "11:05")]);
-    let cutoff = await now();
     // The refresh began after v2 was stamped (the clock moved past it).
-    while (
-      (
-        await wh.store.query(
-          "SELECT 1 FROM refunds WHERE pixel_id = 'mid' AND ingested_at >= {c:DateTime64(3, 'UTC')}",
-          { c: cutoff },
-        )
-      ).length > 0
-    )
-      cutoff = await now();
+    const cutoff = await cutoffAfterRows(wh.store, "refunds", "mid");
     const params = {
       pixel: "mid",
       version: String(Date.parse(`${cutoff.replace(" ", "T")}Z`)),
@@ -183,7 +173,7 @@ describe("refund_facts_hourly", () => {
     };
     await wh.store.command(refundHoursRefreshSql("since"), params);
     // v3 lands after the refresh began, and v2 is merged away.
-    while ((await now()) <= cutoff) {}
+    await clockPast(wh.store, cutoff);
     await wh.store.insert("refunds", [r(3, "16:05")]);
     await wh.store.command("OPTIMIZE TABLE refunds FINAL");
     await wh.store.command(refundFactsRefreshSql("since"), params);
