@@ -74,9 +74,11 @@ export class FreshIds {
   }
 
   /**
-   * In steps, each value bound for the next: the watermark; the ids, hours and refund hours on rows
-   * past it (one scan of `ingested_at` per table); and, only when there are such ids, every id resolving to the
-   * same identities. A worker that has caught up costs the first two only.
+   * In steps, each value bound for the next: the watermark; the ids on rows past it (one scan of
+   * `ingested_at` per table) and whether an order or a refund row is past it; only when one is, the
+   * hours and refund hours they are or were counted in; and, only when there are such ids, every id
+   * resolving to the same identities. A worker that has caught up costs the first two only (the hours'
+   * look-ups cost ~45 ms at 100M events even when they find nothing).
    */
   private async read(pixelId: string): Promise<{ fresh: Fresh; since: string }> {
     const [mark] = await this.warehouse.query<{ w: string }>(
@@ -84,14 +86,28 @@ export class FreshIds {
       { pixel: pixelId },
     );
     const since = mark?.w ?? BEFORE_EVERYTHING;
-    const [row] = await this.warehouse.query<{ seen: string[]; hours: string[]; refund_hours: string[] }>(
-      `SELECT (${freshSeenSql()}) AS seen, ${freshHoursSql("{since:DateTime64(3, 'UTC')}")} AS hours,
-  ${freshRefundHoursSql("{since:DateTime64(3, 'UTC')}")} AS refund_hours`,
-      { pixel: pixelId, since },
+    const params = { pixel: pixelId, since };
+    const past = (table: string) =>
+      `(SELECT count() > 0 FROM ${table} WHERE pixel_id = {pixel:String} AND ingested_at > {since:DateTime64(3, 'UTC')})`;
+    const [row] = await this.warehouse.query<{ seen: string[]; orders: number; refunds: number }>(
+      `SELECT (${freshSeenSql()}) AS seen, ${past("orders")} AS orders, ${past("refunds")} AS refunds`,
+      params,
     );
     const seen = row?.seen ?? [];
-    const hours = row?.hours ?? [];
-    const refundHours = row?.refund_hours ?? [];
+    const orders = Number(row?.orders ?? 0) > 0;
+    const refunds = Number(row?.refunds ?? 0) > 0;
+    let hours: string[] = [];
+    let refundHours: string[] = [];
+    // A refund's hour changes with its order's rows too; an order's hour only with its own.
+    if (orders || refunds) {
+      const [found] = await this.warehouse.query<{ hours: string[]; refund_hours: string[] }>(
+        `SELECT ${orders ? freshHoursSql("{since:DateTime64(3, 'UTC')}") : "CAST([], 'Array(String)')"} AS hours,
+  ${freshRefundHoursSql("{since:DateTime64(3, 'UTC')}")} AS refund_hours`,
+        params,
+      );
+      hours = found?.hours ?? [];
+      refundHours = found?.refund_hours ?? [];
+    }
     let ids: string[] | null = seen.length > MAX_FRESH_IDS ? null : [];
     if (ids && seen.length > 0) {
       const [resolved] = await this.warehouse.query<{ ids: string[] }>(freshIdsSql(), {

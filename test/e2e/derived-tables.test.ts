@@ -651,7 +651,8 @@ describe("derived tables answer as raw data", () => {
     // r-1 moves to 1 Oct 09:00 (a later creation time is a newer version; once the engine merged the
     // old one away only refund_hours knows the hour the rollup counts it in) and r-2 of 5.00 is added
     // on 30 Sep 15:00: by refund date 0, 5, 10, 0; by order date 15, 0, 0, 0 — from the derived forms
-    // before the refresh as after it, as from raw data.
+    // before the refresh as after it, as from raw data. Then o-1 alone changes (voided): every refund
+    // of it is read raw at once, and none counts.
     const { px, post } = await newPixel();
     await loadRaw(app, px.pixelId, px, {
       orders: [order("o-1", "2026-09-29T12:00:00Z", "USD", 100)],
@@ -695,6 +696,25 @@ describe("derived tables answer as raw data", () => {
     await expectSeries([0, 5, 10, 0], [15, 0, 0, 0]);
     await app.services.derivedWorker.runOnce(0);
     await expectSeries([0, 5, 10, 0], [15, 0, 0, 0]);
+    // Only the order changes: voided, its refunds no longer count. Their hours are read raw at once.
+    await loadRaw(app, px.pixelId, px, {
+      orders: [
+        order("o-1", "2026-09-29T12:00:00Z", "USD", 100, {
+          financialStatus: "voided",
+          updatedAt: "2026-10-02T00:00:00Z",
+        }),
+      ],
+    });
+    const voided = await new FreshIds(app.stores.warehouse).of(px.pixelId, "worked-refunds-voided");
+    // 13:00 too: places are only added, and refund_hours still holds r-1's first hour.
+    expect(voided.refundHours).toEqual([
+      "2026-09-30 13:00:00.000",
+      "2026-09-30 15:00:00.000",
+      "2026-10-01 09:00:00.000",
+    ]);
+    await expectSeries([0, 0, 0, 0], [0, 0, 0, 0]);
+    await app.services.derivedWorker.runOnce(0);
+    await expectSeries([0, 0, 0, 0], [0, 0, 0, 0]);
   });
 
   it("GET /db-mgmt/api/derived/lag says how far the derived tables trail, and refuses a bad waitMs", async () => {
