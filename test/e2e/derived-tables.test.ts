@@ -688,6 +688,8 @@ describe("derived tables answer as raw data", () => {
     });
     await app.stores.warehouse.command("OPTIMIZE TABLE refunds FINAL");
     const fresh = await new FreshIds(app.stores.warehouse).of(px.pixelId, "worked-refunds");
+    // No order row past the watermark: no order hour is read raw.
+    expect(fresh.hours).toEqual([]);
     expect(fresh.refundHours).toEqual([
       "2026-09-30 13:00:00.000",
       "2026-09-30 15:00:00.000",
@@ -715,6 +717,12 @@ describe("derived tables answer as raw data", () => {
     await expectSeries([0, 0, 0, 0], [0, 0, 0, 0]);
     await app.services.derivedWorker.runOnce(0);
     await expectSeries([0, 0, 0, 0], [0, 0, 0, 0]);
+    // Caught up: nothing is read raw.
+    expect(await new FreshIds(app.stores.warehouse).of(px.pixelId, "worked-refunds-caught-up")).toEqual({
+      ids: [],
+      hours: [],
+      refundHours: [],
+    });
   });
 
   it("GET /db-mgmt/api/derived/lag says how far the derived tables trail, and refuses a bad waitMs", async () => {
