@@ -229,7 +229,8 @@ describe("attribution invariants over generated journeys", () => {
     );
     // the generator makes journeys where touches do get credit (not only (none))
     expect(creditedRuns).toBeGreaterThan(0);
-  });
+    // 20 stores loaded and queried: past the default 60 s on a slow machine running other files too.
+  }, 300_000);
 });
 
 /** EUR per USD for the fractional property (global rates: no other suite here uses EUR). */
