@@ -1,4 +1,4 @@
-import { changedHours, HOUR, seenByRefresh } from "./order-hours.js";
+import { changedHours, HOUR, refreshHours, seenByRefresh } from "./order-hours.js";
 
 /**
  * `order_facts_hourly` (docs/derived-tables.md): per pixel, UTC hour of creation, currency and
@@ -29,31 +29,18 @@ const PIXEL = "{pixel:String}";
  * is written with zeros (its stored rows come in with nothing to count), so no stale group survives.
  */
 export function orderFactsRefreshSql(scope: "since" | "month", materialized = false): string {
-  const ordersIn =
-    scope === "since"
-      ? `created_at >= (SELECT min(h) FROM hours) AND created_at < (SELECT max(h) FROM hours) + toIntervalHour(1) AND ${HOUR} IN (SELECT h FROM hours)`
-      : "toYYYYMM(created_at) = {month:UInt32}";
-  const storedIn = scope === "since" ? "hour IN (SELECT h FROM hours)" : "toYYYYMM(hour) = {month:UInt32}";
-  const hours =
-    scope === "since"
-      ? `WITH hours AS ${materialized ? "MATERIALIZED " : ""}(
-  SELECT DISTINCT h FROM (
-  ${changedHours("{since:DateTime64(3, 'UTC')}")}
-  )
-)
-`
-      : "";
+  const hours = refreshHours(scope, changedHours("{since:DateTime64(3, 'UTC')}"), materialized);
   const zero = "toDecimal64(0, 4)";
   const amounts = ORDER_FACT_AMOUNTS.map((a) => `sumIf(${a}, counts) AS ${a}`).join(", ");
   return `INSERT INTO ${ORDER_FACTS} (pixel_id, hour, currency, financial_status, built_version, orders, ${ORDER_FACT_AMOUNTS.join(", ")})
-${hours}SELECT ${PIXEL}, hour, currency, financial_status, {version:UInt64}, countIf(counts) AS orders, ${amounts}
+${hours.with}SELECT ${PIXEL}, hour, currency, financial_status, {version:UInt64}, countIf(counts) AS orders, ${amounts}
 FROM (
   SELECT ${HOUR} AS hour, currency, financial_status, ${ORDER_FACT_AMOUNTS.join(", ")}, true AS counts
-  FROM (SELECT * FROM orders FINAL WHERE pixel_id = ${PIXEL} AND ${ordersIn}) AS o
+  FROM (SELECT * FROM orders FINAL WHERE pixel_id = ${PIXEL} AND ${hours.rowsIn("created_at")}) AS o
   WHERE ${seenByRefresh("o")}
   UNION ALL
   SELECT hour, currency, financial_status, ${ORDER_FACT_AMOUNTS.map(() => zero).join(", ")}, false AS counts
-  FROM ${ORDER_FACTS} WHERE pixel_id = ${PIXEL} AND ${storedIn}
+  FROM ${ORDER_FACTS} WHERE pixel_id = ${PIXEL} AND ${hours.storedIn}
 )
 GROUP BY hour, currency, financial_status`;
 }

@@ -67,3 +67,34 @@ FROM (
 ) AS o
 WHERE ${seenByRefresh("o")}`;
 }
+
+/**
+ * The hours a rollup refresh rebuilds, and the clauses that select them: `since` — the distinct hours
+ * of `changed` (a UNION of rows with column `h`, read with `{since}` bound), as a `hours` CTE
+ * (`materialized`: computed once where the engine can); `month` — every hour of `{month}` (YYYYMM).
+ * `rowsIn(col)` selects source rows by their instant `col` (the month, or the hours' span and then the
+ * hours themselves), `storedIn` the rollup's stored rows by `hour`.
+ */
+export function refreshHours(
+  scope: "since" | "month",
+  changed: string,
+  materialized: boolean,
+): { with: string; rowsIn: (col: string) => string; storedIn: string } {
+  if (scope === "month")
+    return {
+      with: "",
+      rowsIn: (col) => `toYYYYMM(${col}) = {month:UInt32}`,
+      storedIn: "toYYYYMM(hour) = {month:UInt32}",
+    };
+  return {
+    with: `WITH hours AS ${materialized ? "MATERIALIZED " : ""}(
+  SELECT DISTINCT h FROM (
+  ${changed}
+  )
+)
+`,
+    rowsIn: (col) =>
+      `${col} >= (SELECT min(h) FROM hours) AND ${col} < (SELECT max(h) FROM hours) + toIntervalHour(1) AND ${hourOf(col)} IN (SELECT h FROM hours)`,
+    storedIn: "hour IN (SELECT h FROM hours)",
+  };
+}

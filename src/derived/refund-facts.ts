@@ -1,4 +1,4 @@
-import { HOUR, hourOf, seenByRefresh } from "./order-hours.js";
+import { HOUR, hourOf, refreshHours, seenByRefresh } from "./order-hours.js";
 
 /**
  * `refund_facts_hourly` (docs/derived-tables.md): per pixel, UTC hour of the refund, UTC hour of its
@@ -89,28 +89,14 @@ export function refundGroupsSql(pixel: string, hoursIn: (col: string) => string,
  * is written with zeros, so no stale group survives.
  */
 export function refundFactsRefreshSql(scope: "since" | "month", materialized = false): string {
-  const hoursIn =
-    scope === "since"
-      ? (col: string) =>
-          `${col} >= (SELECT min(h) FROM hours) AND ${col} < (SELECT max(h) FROM hours) + toIntervalHour(1) AND ${hourOf(col)} IN (SELECT h FROM hours)`
-      : (col: string) => `toYYYYMM(${col}) = {month:UInt32}`;
-  const storedIn = scope === "since" ? "hour IN (SELECT h FROM hours)" : "toYYYYMM(hour) = {month:UInt32}";
-  const hours =
-    scope === "since"
-      ? `WITH hours AS ${materialized ? "MATERIALIZED " : ""}(
-  SELECT DISTINCT h FROM (
-  ${changedRefundHours("{since:DateTime64(3, 'UTC')}")}
-  )
-)
-`
-      : "";
+  const hours = refreshHours(scope, changedRefundHours("{since:DateTime64(3, 'UTC')}"), materialized);
   return `INSERT INTO ${REFUND_FACTS} (pixel_id, hour, order_hour, currency, financial_status, built_version, refunds, amount)
-${hours}SELECT ${PIXEL}, hour, order_hour, currency, financial_status, {version:UInt64}, sum(refunds), sum(amount)
+${hours.with}SELECT ${PIXEL}, hour, order_hour, currency, financial_status, {version:UInt64}, sum(refunds), sum(amount)
 FROM (
-  ${refundGroupsSql(PIXEL, hoursIn, true)}
+  ${refundGroupsSql(PIXEL, hours.rowsIn, true)}
   UNION ALL
   SELECT hour, order_hour, currency, financial_status, toUInt64(0), toDecimal128(0, 4)
-  FROM ${REFUND_FACTS} WHERE pixel_id = ${PIXEL} AND ${storedIn}
+  FROM ${REFUND_FACTS} WHERE pixel_id = ${PIXEL} AND ${hours.storedIn}
 )
 GROUP BY hour, order_hour, currency, financial_status`;
 }
