@@ -1,9 +1,11 @@
 import { cpSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
+import { DerivedWorker } from "../../src/derived/worker.js";
 import { migrate, parseScript, SQL_DIR } from "../../src/stores/migrations.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
 import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
-import { tempDir } from "./stores.js";
+import { type Opened, openChdb, openPglite, tempDir } from "./stores.js";
 
 /**
  * The schema as it stood before a warehouse migration, for tests of that migration on an existing
@@ -47,4 +49,36 @@ export async function runMigrationUntil(wh: WarehouseStore, file: string, stop: 
     }
     await wh.command(s.sql);
   }
+}
+
+/**
+ * Stores for a migration test, opened once per file: an embedded warehouse and Postgres, a derived
+ * tables' worker over them, and `restart` — both stores emptied and migrated to the schema before the
+ * migration under test (`schemaBefore(warehouseFiles)`). The fields are set in the file's `beforeAll`.
+ */
+export function migrationTestStores(warehouseFiles: readonly string[]) {
+  const before = schemaBefore(warehouseFiles);
+  let opened: { wh: Opened<WarehouseStore>; sql: Opened<SqlStore> } | undefined;
+  const stores = {
+    wh: undefined as unknown as WarehouseStore,
+    sql: undefined as unknown as SqlStore,
+    worker: undefined as unknown as DerivedWorker,
+    restart: () => before.restart(stores.wh, stores.sql),
+  };
+  beforeAll(async () => {
+    opened = { wh: await openChdb(), sql: await openPglite() };
+    stores.wh = opened.wh.store;
+    stores.sql = opened.sql.store;
+    const sql = opened.sql.store;
+    stores.worker = new DerivedWorker(stores.wh, {
+      marginMs: 0,
+      exclusive: (key, fn) => sql.exclusive(key, fn),
+    });
+  });
+  afterAll(async () => {
+    await opened?.wh.close();
+    await opened?.sql.close();
+    before.remove();
+  });
+  return stores;
 }

@@ -7,33 +7,16 @@
  * then holds cust-1 at 03-02 10:00 with no earlier counted hour and at 03-05 08:00 with 03-02 10:00
  * before it; order_hours each order's hour. The previous version's watermark stays, untouched.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { DerivedWorker } from "../../src/derived/worker.js";
+import { beforeEach, describe, expect, it } from "vitest";
 import { migrate } from "../../src/stores/migrations.js";
-import type { SqlStore } from "../../src/stores/sql/port.js";
-import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
-import { schemaBefore } from "../helpers/schema-before.js";
-import { type Opened, openChdb, openPglite } from "../helpers/stores.js";
+import { migrationTestStores } from "../helpers/schema-before.js";
 
-let wh: Opened<WarehouseStore>;
-let sql: Opened<SqlStore>;
-let worker: DerivedWorker;
-const before = schemaBefore([
+const stores = migrationTestStores([
   "001_init.sql",
   "002_orders_by_month.sql",
   "003_derived_conversion_touches.sql",
   "004_order_facts_hourly.sql",
 ]);
-beforeAll(async () => {
-  wh = await openChdb();
-  sql = await openPglite();
-  worker = new DerivedWorker(wh.store, { marginMs: 0, exclusive: (key, fn) => sql.store.exclusive(key, fn) });
-});
-afterAll(async () => {
-  await wh.close();
-  await sql.close();
-  before.remove();
-});
 
 const order = (id: string, at: string, total: string) => ({
   pixel_id: "px",
@@ -47,13 +30,13 @@ const order = (id: string, at: string, total: string) => ({
 });
 
 beforeEach(async () => {
-  await before.restart(wh.store, sql.store);
-  await wh.store.insert("orders", [
+  await stores.restart();
+  await stores.wh.insert("orders", [
     order("o1", "2026-03-02 10:20:00.000", "12.50"),
     order("o2", "2026-03-05 08:00:00.000", "4.00"),
   ]);
   // As the worker of 004 left it: the pixel's derived tables current up to now.
-  await wh.store.insert("derived_watermarks", [
+  await stores.wh.insert("derived_watermarks", [
     { pixel_id: "px", name: "conversion_touches", watermark: "2100-01-01 00:00:00.000" },
   ]);
 });
@@ -61,26 +44,26 @@ beforeEach(async () => {
 /** Watermarks per name, "name:count". */
 const watermarks = async () =>
   (
-    await wh.store.query<{ w: string }>(
+    await stores.wh.query<{ w: string }>(
       "SELECT concat(name, ':', toString(count())) AS w FROM derived_watermarks GROUP BY name ORDER BY name",
     )
   ).map((r) => r.w);
 const customerHours = async () =>
   (
-    await wh.store.query<{ row: string }>(
+    await stores.wh.query<{ row: string }>(
       `SELECT concat(toString(hour), ' ', customer_key, ' ', toString(kinds), ' ', toString(prev)) AS row
        FROM customer_hours FINAL WHERE pixel_id = 'px' ORDER BY hour`,
     )
   ).map((r) => r.row);
 const orderHours = async () =>
   (
-    await wh.store.query<{ row: string }>(
+    await stores.wh.query<{ row: string }>(
       "SELECT concat(order_id, ' ', toString(hour), ' ', customer_key) AS row FROM order_hours FINAL WHERE pixel_id = 'px' ORDER BY order_id",
     )
   ).map((r) => r.row);
 const rollupColumns = async () =>
   (
-    await wh.store.query<{ name: string }>(
+    await stores.wh.query<{ name: string }>(
       "SELECT name FROM system.columns WHERE database = currentDatabase() AND table = 'order_facts_hourly' ORDER BY position",
     )
   ).map((c) => c.name);
@@ -88,12 +71,12 @@ const rollupColumns = async () =>
 describe("005_customer_hours.sql", () => {
   it("creates the tables and clears nothing; the next round, finding no watermark of its own, builds them", async () => {
     expect(await watermarks()).toEqual(["conversion_touches:1"]);
-    const report = await migrate(sql.store, wh.store);
+    const report = await migrate(stores.sql, stores.wh);
     expect(report.warehouse).toEqual(["005_customer_hours", "006_refund_facts_hourly"]);
     expect(await watermarks()).toEqual(["conversion_touches:1"]);
     // The rollup's former customer states stay for a process of the previous version.
     expect(await rollupColumns()).toContain("customers");
-    expect(await worker.runOnce(0)).toMatchObject([{ pixelId: "px", full: true }]);
+    expect(await stores.worker.runOnce(0)).toMatchObject([{ pixelId: "px", full: true }]);
     expect(await customerHours()).toEqual([
       "2026-03-02 10:00:00.000 c:cust-1 1 1900-01-01 00:00:00.000",
       "2026-03-05 08:00:00.000 c:cust-1 1 2026-03-02 10:00:00.000",
@@ -103,8 +86,8 @@ describe("005_customer_hours.sql", () => {
       "o2 2026-03-05 08:00:00.000 c:cust-1",
     ]);
     expect(await watermarks()).toEqual(["conversion_touches:1", "refund_facts_hourly:1"]);
-    expect(await worker.runOnce(0)).toEqual([]);
+    expect(await stores.worker.runOnce(0)).toEqual([]);
     // Applied once.
-    expect((await migrate(sql.store, wh.store)).warehouse).toEqual([]);
+    expect((await migrate(stores.sql, stores.wh)).warehouse).toEqual([]);
   });
 });

@@ -5,30 +5,16 @@
  * afterwards gets the time of its insert, and the derived tables exist. A run interrupted after any
  * statement is finished by the next one, with the same result.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { migrate } from "../../src/stores/migrations.js";
-import type { SqlStore } from "../../src/stores/sql/port.js";
-import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
-import { migrationStatements, runMigrationUntil, schemaBefore } from "../helpers/schema-before.js";
-import { type Opened, openChdb, openPglite } from "../helpers/stores.js";
+import { migrationStatements, migrationTestStores, runMigrationUntil } from "../helpers/schema-before.js";
 
 const FILE = "003_derived_conversion_touches.sql";
-let wh: Opened<WarehouseStore>;
-let sql: Opened<SqlStore>;
-const before = schemaBefore(["001_init.sql", "002_orders_by_month.sql"]);
-beforeAll(async () => {
-  wh = await openChdb();
-  sql = await openPglite();
-});
-afterAll(async () => {
-  await wh.close();
-  await sql.close();
-  before.remove();
-});
+const stores = migrationTestStores(["001_init.sql", "002_orders_by_month.sql"]);
 
 beforeEach(async () => {
-  await before.restart(wh.store, sql.store);
-  await wh.store.insert("touchpoints", [
+  await stores.restart();
+  await stores.wh.insert("touchpoints", [
     {
       pixel_id: "px",
       canonical_id: "v1",
@@ -37,10 +23,10 @@ beforeEach(async () => {
       source: "google",
     },
   ]);
-  await wh.store.insert("identity_links", [
+  await stores.wh.insert("identity_links", [
     { pixel_id: "px", alias_type: "canonical", alias_value: "v2", canonical_id: "v1", version: 1 },
   ]);
-  await wh.store.insert("orders", [
+  await stores.wh.insert("orders", [
     { pixel_id: "px", order_id: "o1", created_at: "2026-03-02 00:00:00.000", currency: "USD", version: 1 },
   ]);
 });
@@ -49,7 +35,7 @@ beforeEach(async () => {
 async function stamps(): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
   for (const table of ["touchpoints", "identity_links", "orders"]) {
-    const rows = await wh.store.query<{ at: string }>(`SELECT toString(ingested_at) AS at FROM ${table}`);
+    const rows = await stores.wh.query<{ at: string }>(`SELECT toString(ingested_at) AS at FROM ${table}`);
     out[table] = rows.map((r) => r.at);
   }
   return out;
@@ -60,7 +46,7 @@ const migrated = { touchpoints: [EPOCH], identity_links: [EPOCH], orders: [EPOCH
 
 describe(FILE, () => {
   it("stamps earlier rows with the epoch and later ones with their insert time", async () => {
-    const report = await migrate(sql.store, wh.store);
+    const report = await migrate(stores.sql, stores.wh);
     expect(report.warehouse).toEqual([
       "003_derived_conversion_touches",
       "004_order_facts_hourly",
@@ -68,15 +54,15 @@ describe(FILE, () => {
       "006_refund_facts_hourly",
     ]);
     expect(await stamps()).toEqual(migrated);
-    const [now] = await wh.store.query<{ t: string }>("SELECT toString(now64(3, 'UTC')) AS t");
-    await wh.store.insert("orders", [
+    const [now] = await stores.wh.query<{ t: string }>("SELECT toString(now64(3, 'UTC')) AS t");
+    await stores.wh.insert("orders", [
       { pixel_id: "px", order_id: "o2", created_at: "2026-03-03 00:00:00.000", currency: "USD", version: 1 },
     ]);
-    const [o2] = await wh.store.query<{ at: string }>(
+    const [o2] = await stores.wh.query<{ at: string }>(
       "SELECT toString(ingested_at) AS at FROM orders WHERE order_id = 'o2'",
     );
     expect(o2!.at >= now!.t.slice(0, 19)).toBe(true);
-    const tables = await wh.store.query<{ name: string }>(
+    const tables = await stores.wh.query<{ name: string }>(
       "SELECT name FROM system.tables WHERE database = currentDatabase() AND name IN ('conversion_touches', 'derived_watermarks') ORDER BY name",
     );
     expect(tables.map((t) => t.name)).toEqual(["conversion_touches", "derived_watermarks"]);
@@ -86,8 +72,8 @@ describe(FILE, () => {
   it.each(Array.from({ length: statements - 1 }, (_, i) => i + 1))(
     "finishes a run interrupted after %i statement(s)",
     async (done) => {
-      await runMigrationUntil(wh.store, FILE, done);
-      await migrate(sql.store, wh.store);
+      await runMigrationUntil(stores.wh, FILE, done);
+      await migrate(stores.sql, stores.wh);
       expect(await stamps()).toEqual(migrated);
     },
   );

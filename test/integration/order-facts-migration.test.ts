@@ -5,36 +5,19 @@
  * is a full build of both tables: the rollup then holds hour 03-02 10:00 with one order of 12.50. A run
  * interrupted after the first statement is finished by the next one.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { DerivedWorker } from "../../src/derived/worker.js";
+import { beforeEach, describe, expect, it } from "vitest";
 import { migrate } from "../../src/stores/migrations.js";
-import type { SqlStore } from "../../src/stores/sql/port.js";
-import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
-import { schemaBefore } from "../helpers/schema-before.js";
-import { type Opened, openChdb, openPglite } from "../helpers/stores.js";
+import { migrationTestStores } from "../helpers/schema-before.js";
 
-let wh: Opened<WarehouseStore>;
-let sql: Opened<SqlStore>;
-let worker: DerivedWorker;
-const before = schemaBefore([
+const stores = migrationTestStores([
   "001_init.sql",
   "002_orders_by_month.sql",
   "003_derived_conversion_touches.sql",
 ]);
-beforeAll(async () => {
-  wh = await openChdb();
-  sql = await openPglite();
-  worker = new DerivedWorker(wh.store, { marginMs: 0, exclusive: (key, fn) => sql.store.exclusive(key, fn) });
-});
-afterAll(async () => {
-  await wh.close();
-  await sql.close();
-  before.remove();
-});
 
 beforeEach(async () => {
-  await before.restart(wh.store, sql.store);
-  await wh.store.insert("orders", [
+  await stores.restart();
+  await stores.wh.insert("orders", [
     {
       pixel_id: "px",
       order_id: "o1",
@@ -46,15 +29,15 @@ beforeEach(async () => {
     },
   ]);
   // As the worker of 003 left it: the pixel's conversion_touches current up to now.
-  await wh.store.insert("derived_watermarks", [
+  await stores.wh.insert("derived_watermarks", [
     { pixel_id: "px", name: "conversion_touches", watermark: "2100-01-01 00:00:00.000" },
   ]);
 });
 
 const watermarks = async () =>
-  (await wh.store.query<{ n: string }>("SELECT toString(count()) AS n FROM derived_watermarks"))[0]!.n;
+  (await stores.wh.query<{ n: string }>("SELECT toString(count()) AS n FROM derived_watermarks"))[0]!.n;
 const hours = () =>
-  wh.store.query<{ hour: string; n: string; total: string }>(
+  stores.wh.query<{ hour: string; n: string; total: string }>(
     `SELECT toString(f.hour) AS hour, toString(f.orders) AS n, toString(f.total_price) AS total
      FROM order_facts_hourly AS f FINAL WHERE f.pixel_id = 'px' AND f.orders > 0`,
   );
@@ -62,24 +45,24 @@ const hours = () =>
 describe("004_order_facts_hourly.sql", () => {
   it("creates the rollup and clears the watermarks, so the next round builds it", async () => {
     expect(await watermarks()).toBe("1");
-    const report = await migrate(sql.store, wh.store);
+    const report = await migrate(stores.sql, stores.wh);
     expect(report.warehouse).toEqual([
       "004_order_facts_hourly",
       "005_customer_hours",
       "006_refund_facts_hourly",
     ]);
     expect(await watermarks()).toBe("0");
-    expect(await worker.runOnce(0)).toMatchObject([{ pixelId: "px", full: true }]);
+    expect(await stores.worker.runOnce(0)).toMatchObject([{ pixelId: "px", full: true }]);
     expect(await hours()).toEqual([{ hour: "2026-03-02 10:00:00.000", n: "1", total: "12.5" }]);
     // Applied once: a later start keeps the watermark.
-    expect((await migrate(sql.store, wh.store)).warehouse).toEqual([]);
+    expect((await migrate(stores.sql, stores.wh)).warehouse).toEqual([]);
     expect(await watermarks()).toBe("1");
   });
 
   it("finishes a run interrupted after the watermarks were cleared", async () => {
-    await wh.store.command("TRUNCATE TABLE IF EXISTS derived_watermarks");
-    await migrate(sql.store, wh.store);
-    expect(await worker.runOnce(0)).toMatchObject([{ pixelId: "px", full: true }]);
+    await stores.wh.command("TRUNCATE TABLE IF EXISTS derived_watermarks");
+    await migrate(stores.sql, stores.wh);
+    expect(await stores.worker.runOnce(0)).toMatchObject([{ pixelId: "px", full: true }]);
     expect(await hours()).toEqual([{ hour: "2026-03-02 10:00:00.000", n: "1", total: "12.5" }]);
   });
 });

@@ -6,25 +6,11 @@
  * A run interrupted after any statement is finished by the next run, and a write that reached the
  * old table between the copy and the swap — even one that moved an order — is carried over.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { migrate } from "../../src/stores/migrations.js";
-import type { SqlStore } from "../../src/stores/sql/port.js";
-import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
-import { runMigrationUntil, schemaBefore } from "../helpers/schema-before.js";
-import { type Opened, openChdb, openPglite } from "../helpers/stores.js";
+import { migrationTestStores, runMigrationUntil } from "../helpers/schema-before.js";
 
-let wh: Opened<WarehouseStore>;
-let sql: Opened<SqlStore>;
-const old = schemaBefore(["001_init.sql"]);
-beforeAll(async () => {
-  wh = await openChdb();
-  sql = await openPglite();
-});
-afterAll(async () => {
-  await wh.close();
-  await sql.close();
-  old.remove();
-});
+const stores = migrationTestStores(["001_init.sql"]);
 
 const row = (id: string, createdAt: string, version: number, total = "10") => ({
   pixel_id: "px",
@@ -38,18 +24,18 @@ const row = (id: string, createdAt: string, version: number, total = "10") => ({
 
 /** A warehouse at 001 only (orders in the old layout) with the worked example's rows. */
 beforeEach(async () => {
-  await old.restart(wh.store, sql.store);
-  await wh.store.insert("orders", [row("a", "2026-01-05", 1), row("b", "2026-02-07", 1)]);
-  await wh.store.insert("orders", [row("a", "2026-03-09", 2, "12")]);
+  await stores.restart();
+  await stores.wh.insert("orders", [row("a", "2026-01-05", 1), row("b", "2026-02-07", 1)]);
+  await stores.wh.insert("orders", [row("a", "2026-03-09", 2, "12")]);
 });
 
 const liveOrders = () =>
-  wh.store.query<{ id: string; month: number; version: number; total: string }>(
+  stores.wh.query<{ id: string; month: number; version: number; total: string }>(
     "SELECT order_id AS id, toYYYYMM(created_at) AS month, version, toString(total_price) AS total FROM orders FINAL ORDER BY id",
   );
 const tableNames = async () =>
   (
-    await wh.store.query<{ name: string }>(
+    await stores.wh.query<{ name: string }>(
       "SELECT name FROM system.tables WHERE database = currentDatabase()",
     )
   )
@@ -65,7 +51,7 @@ const asNumbers = (rows: Awaited<ReturnType<typeof liveOrders>>) =>
 
 describe("002_orders_by_month", () => {
   it("keeps the latest version of every order, once, in its creation month", async () => {
-    const report = await migrate(sql.store, wh.store);
+    const report = await migrate(stores.sql, stores.wh);
     expect(report.warehouse).toEqual([
       "002_orders_by_month",
       "003_derived_conversion_touches",
@@ -75,7 +61,7 @@ describe("002_orders_by_month", () => {
     ]);
     expect(asNumbers(await liveOrders())).toEqual(expected);
     expect(await tableNames()).not.toContain("orders_by_month");
-    const [engine] = await wh.store.query<{ partition_key: string; engine_full: string }>(
+    const [engine] = await stores.wh.query<{ partition_key: string; engine_full: string }>(
       "SELECT partition_key, engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'orders'",
     );
     expect(engine!.partition_key).toBe("toYYYYMM(created_at)");
@@ -83,17 +69,17 @@ describe("002_orders_by_month", () => {
   });
 
   it.each([1, 2, 3, 4, 5])("finishes a run interrupted after %i statement(s)", async (done) => {
-    await runMigrationUntil(wh.store, "002_orders_by_month.sql", done);
-    await migrate(sql.store, wh.store);
+    await runMigrationUntil(stores.wh, "002_orders_by_month.sql", done);
+    await migrate(stores.sql, stores.wh);
     expect(asNumbers(await liveOrders())).toEqual(expected);
     expect(await tableNames()).not.toContain("orders_by_month");
   });
 
   it("carries over a write that reached the old table between the copy and the swap", async () => {
-    await runMigrationUntil(wh.store, "002_orders_by_month.sql", 2); // scratch table created and filled
+    await runMigrationUntil(stores.wh, "002_orders_by_month.sql", 2); // scratch table created and filled
     // A writer still on the old table moves "b" to April and adds "c".
-    await wh.store.insert("orders", [row("b", "2026-04-01", 3, "30"), row("c", "2026-04-02", 1, "5")]);
-    await migrate(sql.store, wh.store);
+    await stores.wh.insert("orders", [row("b", "2026-04-01", 3, "30"), row("c", "2026-04-02", 1, "5")]);
+    await migrate(stores.sql, stores.wh);
     expect(asNumbers(await liveOrders())).toEqual([
       expected[0],
       { id: "b", month: 202604, version: 3, total: "30" },

@@ -8,35 +8,18 @@
  * refund_facts_hourly then holds r1 at 03-04 09:00 under o1's hour 03-02 10:00. A run interrupted
  * after any statement is finished by the next one, with the same result.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { DerivedWorker } from "../../src/derived/worker.js";
+import { beforeEach, describe, expect, it } from "vitest";
 import { migrate } from "../../src/stores/migrations.js";
-import type { SqlStore } from "../../src/stores/sql/port.js";
-import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
-import { migrationStatements, runMigrationUntil, schemaBefore } from "../helpers/schema-before.js";
-import { type Opened, openChdb, openPglite } from "../helpers/stores.js";
+import { migrationStatements, migrationTestStores, runMigrationUntil } from "../helpers/schema-before.js";
 
 const FILE = "006_refund_facts_hourly.sql";
-let wh: Opened<WarehouseStore>;
-let sql: Opened<SqlStore>;
-let worker: DerivedWorker;
-const before = schemaBefore([
+const stores = migrationTestStores([
   "001_init.sql",
   "002_orders_by_month.sql",
   "003_derived_conversion_touches.sql",
   "004_order_facts_hourly.sql",
   "005_customer_hours.sql",
 ]);
-beforeAll(async () => {
-  wh = await openChdb();
-  sql = await openPglite();
-  worker = new DerivedWorker(wh.store, { marginMs: 0, exclusive: (key, fn) => sql.store.exclusive(key, fn) });
-});
-afterAll(async () => {
-  await wh.close();
-  await sql.close();
-  before.remove();
-});
 
 const refund = (id: string, at: string) => ({
   pixel_id: "px",
@@ -49,8 +32,8 @@ const refund = (id: string, at: string) => ({
 });
 
 beforeEach(async () => {
-  await before.restart(wh.store, sql.store);
-  await wh.store.insert("orders", [
+  await stores.restart();
+  await stores.wh.insert("orders", [
     {
       pixel_id: "px",
       order_id: "o1",
@@ -62,9 +45,9 @@ beforeEach(async () => {
       version: 1,
     },
   ]);
-  await wh.store.insert("refunds", [refund("r1", "2026-03-04 09:30:00.000")]);
+  await stores.wh.insert("refunds", [refund("r1", "2026-03-04 09:30:00.000")]);
   // As the worker of 005 left it: the pixel's derived tables current up to now.
-  await wh.store.insert("derived_watermarks", [
+  await stores.wh.insert("derived_watermarks", [
     { pixel_id: "px", name: "customer_hours", watermark: "2100-01-01 00:00:00.000" },
   ]);
 });
@@ -72,37 +55,37 @@ beforeEach(async () => {
 const EPOCH = "1970-01-01 00:00:00.000";
 const stamps = async () =>
   (
-    await wh.store.query<{ s: string }>(
+    await stores.wh.query<{ s: string }>(
       "SELECT concat(refund_id, ' ', toString(ingested_at)) AS s FROM refunds ORDER BY refund_id",
     )
   ).map((r) => r.s);
 const tables = async () =>
   (
-    await wh.store.query<{ name: string }>(
+    await stores.wh.query<{ name: string }>(
       "SELECT name FROM system.tables WHERE database = currentDatabase() AND name IN ('refund_facts_hourly', 'refund_hours') ORDER BY name",
     )
   ).map((t) => t.name);
 const watermarks = async () =>
   (
-    await wh.store.query<{ w: string }>(
+    await stores.wh.query<{ w: string }>(
       "SELECT concat(name, ':', toString(count())) AS w FROM derived_watermarks GROUP BY name ORDER BY name",
     )
   ).map((r) => r.w);
 
 describe(FILE, () => {
   it("stamps earlier refunds with the epoch, clears nothing, and the next round builds the rollup", async () => {
-    const report = await migrate(sql.store, wh.store);
+    const report = await migrate(stores.sql, stores.wh);
     expect(report.warehouse).toEqual(["006_refund_facts_hourly"]);
     expect(await stamps()).toEqual([`r1 ${EPOCH}`]);
     expect(await tables()).toEqual(["refund_facts_hourly", "refund_hours"]);
     expect(await watermarks()).toEqual(["customer_hours:1"]);
-    const [now] = await wh.store.query<{ t: string }>("SELECT toString(now64(3, 'UTC')) AS t");
-    await wh.store.insert("refunds", [refund("r2", "2026-03-05 09:30:00.000")]);
+    const [now] = await stores.wh.query<{ t: string }>("SELECT toString(now64(3, 'UTC')) AS t");
+    await stores.wh.insert("refunds", [refund("r2", "2026-03-05 09:30:00.000")]);
     const r2 = (await stamps())[1]!.slice(3);
     expect(r2 >= now!.t.slice(0, 19)).toBe(true);
 
-    expect(await worker.runOnce(0)).toMatchObject([{ pixelId: "px", full: true }]);
-    const groups = await wh.store.query<{ g: string }>(
+    expect(await stores.worker.runOnce(0)).toMatchObject([{ pixelId: "px", full: true }]);
+    const groups = await stores.wh.query<{ g: string }>(
       `SELECT concat(toString(hour), ' ', toString(order_hour), ' ', toString(refunds), ' ', toString(amount)) AS g
        FROM refund_facts_hourly FINAL WHERE pixel_id = 'px' ORDER BY hour`,
     );
@@ -111,17 +94,17 @@ describe(FILE, () => {
       "2026-03-05 09:00:00.000 2026-03-02 10:00:00.000 1 2.5",
     ]);
     expect(await watermarks()).toEqual(["customer_hours:1", "refund_facts_hourly:1"]);
-    expect(await worker.runOnce(0)).toEqual([]);
+    expect(await stores.worker.runOnce(0)).toEqual([]);
     // Applied once.
-    expect((await migrate(sql.store, wh.store)).warehouse).toEqual([]);
+    expect((await migrate(stores.sql, stores.wh)).warehouse).toEqual([]);
   });
 
   const statements = migrationStatements(FILE).length;
   it.each(Array.from({ length: statements - 1 }, (_, i) => i + 1))(
     "finishes a run interrupted after %i statement(s)",
     async (done) => {
-      await runMigrationUntil(wh.store, FILE, done);
-      await migrate(sql.store, wh.store);
+      await runMigrationUntil(stores.wh, FILE, done);
+      await migrate(stores.sql, stores.wh);
       expect(await stamps()).toEqual([`r1 ${EPOCH}`]);
       expect(await tables()).toEqual(["refund_facts_hourly", "refund_hours"]);
     },
