@@ -23,7 +23,14 @@ import { emitCohorts } from "./sources/cohorts.js";
 import type { EmitContext } from "./sources/context.js";
 import { emitCustomersFromHours, type FreshCustomers } from "./sources/customers.js";
 import { emitEntityPage } from "./sources/entities.js";
-import { CUSTOMERS_BASE, emitFactSource, rollupServes } from "./sources/facts.js";
+import {
+  CUSTOMERS_BASE,
+  convertsMoney,
+  emitFactSource,
+  emitFactSources,
+  type FactSourceName,
+  rollupServes,
+} from "./sources/facts.js";
 import { type Bucket, buckets, type Granularity, type Instants } from "./time.js";
 
 /**
@@ -33,8 +40,13 @@ import { type Bucket, buckets, type Granularity, type Instants } from "./time.js
  */
 
 /** One SQL statement to run: plain data, so `?explain=true` can return it as is. */
+/** What a derived form reads raw because it is past the watermark (`Fresh`, derived/fresh-ids.ts). */
+export type FreshKind = "ids" | "hours" | "customers" | "refundHours";
+
 export interface Statement {
+  /** The fact source it answers; a statement shared by several names them all in `sources`. */
   source: SourceName;
+  sources?: SourceName[];
   /** `both`: the statement answers the range and the compare period; its rows carry `period` (0 | 1). */
   period: "primary" | "compare" | "both";
   sql: string;
@@ -43,16 +55,19 @@ export interface Statement {
    * The same statement answered from the derived tables where they are current (docs/derived-tables.md):
    * the same rows, so the service may run either. `freshParam` names the parameter the service sets to
    * what is past the watermark (bound to [] here): the stored ids of identities (`ids`), the hours
-   * with order rows (`hours`), the customers on such rows (`customers`, with the hours bound to
-   * `freshHoursParam`), or the refund hours with refund or order rows (`refundHours`). `current`, when present, is the derived form for an empty fresh set:
-   * nothing past the watermark, so the derived tables alone, without the raw branch.
+   * with order rows (`hours`), the customers on such rows (`customers`, with the hours in
+   * `moreFresh`), or the refund hours with refund or order rows (`refundHours`); a statement over
+   * several rollups lists the others' in `moreFresh`. `current`, when present, is the derived form for
+   * when every fresh set is empty: nothing past the watermark, so the derived tables alone, without
+   * the raw branches.
    */
   derived?: {
     sql: string;
     params: Params;
     freshParam: string;
-    fresh: "ids" | "hours" | "customers" | "refundHours";
-    freshHoursParam?: string;
+    fresh: FreshKind;
+    /** Further fresh sets the form reads, each bound to its parameter (bound to [] here). */
+    moreFresh?: { fresh: FreshKind; param: string }[];
     current?: { sql: string; params: Params };
   };
 }
@@ -113,7 +128,7 @@ function customersForms(
     params: d.params,
     freshParam: paramName(customers),
     fresh: "customers",
-    freshHoursParam: paramName(hours),
+    moreFresh: [{ fresh: "hours", param: paramName(hours) }],
     current,
   };
 }
@@ -174,12 +189,83 @@ function frame(periods: Periods, granularity: Granularity, timezone: string) {
 const oneStatementForBoth = (p: Periods): p is Periods & { compare: Instants } =>
   p.compare !== undefined && (p.compare.end <= p.primary.start || p.compare.start >= p.primary.end);
 
+/** A fact source's statement that may share one with others (see `sharedStatement`). */
+interface SharedPart {
+  source: FactSourceName;
+  names: readonly string[];
+  where: ResolvedFilter | undefined;
+  /** Served by its hourly rollup (its derived form reads it). */
+  rollup: boolean;
+  /** Its statement on its own (in the plan until a shared one replaces it). */
+  alone: Statement;
+}
+
+/**
+ * The small converting statements of one period — over the hourly rollups, and ad spend — as one
+ * (`emitFactSources`): each such statement spends most of its time being planned, which one statement
+ * pays once. Its derived form reads each rollup with that rollup's fresh hours; its raw form every
+ * source from raw data, as their own statements would. Raw statements of the large sources stay apart:
+ * their reads, not their plans, bound them, and they run side by side on the readers.
+ */
+function sharedStatement(
+  parts: readonly SharedPart[],
+  ctx: (binder: Binder) => EmitContext,
+  period: Statement["period"],
+): Statement {
+  const raw = new Binder();
+  const sql = emitFactSources(
+    parts.map((x) => ({ source: x.source, bases: x.names, where: printFilter(x.where, raw) })),
+    ctx(raw),
+  );
+  const form = (b: Binder, fresh: (x: SharedPart) => string | null) =>
+    emitFactSources(
+      parts.map((x) =>
+        x.rollup
+          ? { source: x.source, bases: x.names, where: "1", rollup: { freshHours: fresh(x) } }
+          : { source: x.source, bases: x.names, where: printFilter(x.where, b) },
+      ),
+      ctx(b),
+    );
+  const d = new Binder();
+  const placeholders = new Map<FactSourceName, { fresh: FreshKind; placeholder: string }>();
+  for (const x of parts)
+    if (x.rollup)
+      placeholders.set(x.source, {
+        fresh: x.source === "refunds" ? "refundHours" : "hours",
+        placeholder: d.bind([], "Array(DateTime64(3, 'UTC'))"),
+      });
+  const derivedSql = form(d, (x) => placeholders.get(x.source)!.placeholder);
+  const c = new Binder();
+  const current = { sql: form(c, () => null), params: c.params };
+  const [first, ...more] = [...placeholders.values()];
+  return {
+    source: parts[0]!.source,
+    sources: parts.map((x) => x.source),
+    period,
+    sql,
+    params: raw.params,
+    derived: {
+      sql: derivedSql,
+      params: d.params,
+      freshParam: paramName(first!.placeholder),
+      fresh: first!.fresh,
+      ...(more.length
+        ? { moreFresh: more.map((m) => ({ fresh: m.fresh, param: paramName(m.placeholder) })) }
+        : {}),
+      current,
+    },
+  };
+}
+
 /** Plans `POST /db-mgmt/api/query`. Pure: the same resolved query gives the same plan. */
 export function planGeneral(r: ResolvedGeneral): QueryPlan {
   const statements: Statement[] = [];
   const both = oneStatementForBoth(r.periods);
   for (const [period, range] of periodsOf(r.periods)) {
     if (!range) continue;
+    // Small converting statements (over the hourly rollups, and ad spend) that may share one.
+    const shared: SharedPart[] = [];
+    let sharedCtx: { ctx: (binder: Binder) => EmitContext; period: Statement["period"] } | undefined;
     for (const part of r.parts) {
       // The compare period of a fact source is answered by the primary's statement.
       if (both && period === "compare" && part.source !== "attribution") continue;
@@ -220,20 +306,27 @@ export function planGeneral(r: ResolvedGeneral): QueryPlan {
         const sql = emitFactSource(part.source, names, ctx(binder), printFilter(part.where, binder));
         return { source: part.source, period: statementPeriod, sql, params: binder.params };
       };
+      sharedCtx = { ctx, period: statementPeriod };
       if (!rollupServes(part.source, part.names, ctx(new Binder()), part.where !== undefined)) {
-        statements.push(raw(part.names));
+        const alone = raw(part.names);
+        statements.push(alone);
+        if (part.source === "ads" && convertsMoney("ads", part.names))
+          shared.push({ source: part.source, names: part.names, where: part.where, rollup: false, alone });
         continue;
       }
       // Served by the derived tables: distinct customers from customer_hours in a statement of their
       // own (a count there, a hash set over the rollup's hours), the rest from the source's hourly rollup.
       const sums = part.names.filter((n) => n !== CUSTOMERS_BASE);
       if (sums.length > 0) {
-        statements.push({
+        const alone: Statement = {
           ...raw(sums),
           derived: derivedForms(part.source === "refunds" ? "refundHours" : "hours", (b, freshHours) =>
             emitFactSource(part.source, sums, ctx(b), "1", { freshHours }),
           ),
-        });
+        };
+        statements.push(alone);
+        if (convertsMoney(part.source, sums))
+          shared.push({ source: part.source, names: sums, where: part.where, rollup: true, alone });
       }
       if (sums.length < part.names.length) {
         statements.push({
@@ -241,6 +334,14 @@ export function planGeneral(r: ResolvedGeneral): QueryPlan {
           derived: customersForms((b, fresh) => emitCustomersFromHours(ctx(b), fresh)),
         });
       }
+    }
+    // The shared statement takes the place of the first it replaces.
+    if (shared.some((x) => x.rollup) && shared.length > 1 && sharedCtx) {
+      const at = statements.indexOf(shared[0]!.alone);
+      const replaced = new Set(shared.map((x) => x.alone));
+      const kept = statements.filter((st) => !replaced.has(st));
+      kept.splice(at, 0, sharedStatement(shared, sharedCtx.ctx, sharedCtx.period));
+      statements.splice(0, statements.length, ...kept);
     }
   }
   return {

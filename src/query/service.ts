@@ -236,31 +236,32 @@ export class QueryService {
     version: string,
   ): Promise<Fresh | null> {
     if (!this.deps.fresh || opts.derived === false || !statements.some((s) => s.derived)) return null;
-    const customers = statements.some((s) => s.derived?.fresh === "customers");
+    const customers = statements.some(
+      (s) => s.derived?.fresh === "customers" || s.derived?.moreFresh?.some((m) => m.fresh === "customers"),
+    );
     return this.deps.fresh(pixelId, version, { customers }).catch((err: unknown) => {
       this.deps.log.warn({ err, pixelId }, "fresh rows not read; answering from raw data");
       return null;
     });
   }
 
-  /** A statement's derived form when its fresh set is known, else the statement as planned. */
+  /** A statement's derived form when its fresh sets are known, else the statement as planned. */
   private runStatement(statement: Statement, fresh: Fresh | null): Promise<Record<string, unknown>[]> {
     const d = statement.derived;
-    const set = d && fresh ? (fresh[d.fresh] ?? null) : null;
-    // The customers' form also reads the fresh hours: it needs both sets, and is current when both are empty.
-    const hours = d?.freshHoursParam ? (fresh?.hours ?? null) : [];
+    // Every set the form reads must be known (a null set: that kind is read raw, so the statement is).
+    const sets =
+      d && fresh
+        ? [{ fresh: d.fresh, param: d.freshParam }, ...(d.moreFresh ?? [])].map((w) => ({
+            param: w.param,
+            set: fresh[w.fresh] ?? null,
+          }))
+        : [];
+    const known = d !== undefined && sets.length > 0 && sets.every((x) => x.set !== null);
     const run =
-      d && set && hours
-        ? set.length === 0 && hours.length === 0 && d.current
+      d && known
+        ? sets.every((x) => x.set!.length === 0) && d.current
           ? d.current
-          : {
-              sql: d.sql,
-              params: {
-                ...d.params,
-                [d.freshParam]: set,
-                ...(d.freshHoursParam ? { [d.freshHoursParam]: hours } : {}),
-              },
-            }
+          : { sql: d.sql, params: { ...d.params, ...Object.fromEntries(sets.map((x) => [x.param, x.set!])) } }
         : statement;
     return withEveryRate(run.params, (params) => this.reader.query<Record<string, unknown>>(run.sql, params));
   }

@@ -57,6 +57,8 @@ export interface GoldenCase {
 export interface GoldenStatement {
   source: string;
   period: string;
+  /** A statement shared by several sources names them all. */
+  sources?: string[];
   sql: string;
   params: Record<string, unknown>;
   /**
@@ -79,11 +81,9 @@ function withDerived(
   return statements.flatMap(({ derived, ...s }) => {
     if (!derived) return [s];
     const { current, sql, params } = derived;
-    const forms: GoldenStatement[] = [
-      s,
-      { source: s.source, period: s.period, sql, params, derivedForm: "fresh" },
-    ];
-    if (current) forms.push({ source: s.source, period: s.period, ...current, derivedForm: "current" });
+    const named = { source: s.source, ...(s.sources ? { sources: s.sources } : {}), period: s.period };
+    const forms: GoldenStatement[] = [s, { ...named, sql, params, derivedForm: "fresh" }];
+    if (current) forms.push({ ...named, ...current, derivedForm: "current" });
     return forms;
   });
 }
@@ -779,7 +779,7 @@ export function renderGolden(c: GoldenCase, statements: readonly GoldenStatement
     const types = placeholderTypes(s.sql);
     out.push(
       "",
-      `-- statement ${i + 1} of ${statements.length}: ${s.source}, ${s.period}${s.derivedForm === "fresh" ? ", from the derived tables" : s.derivedForm === "current" ? ", from the derived tables alone (nothing past the watermark)" : ""}`,
+      `-- statement ${i + 1} of ${statements.length}: ${s.sources?.join(" + ") ?? s.source}, ${s.period}${s.derivedForm === "fresh" ? ", from the derived tables" : s.derivedForm === "current" ? ", from the derived tables alone (nothing past the watermark)" : ""}`,
       s.sql,
       "",
       "-- parameters:",

@@ -416,6 +416,52 @@ describe("the hourly order rollup form", () => {
   });
 });
 
+describe("small converting statements sharing one", () => {
+  const plan = (body: Record<string, unknown>) =>
+    planGeneralQuery(
+      general({ dateRange: { start: "2026-03-01", end: "2026-03-07" }, timezone: "UTC", ...body }),
+      ENV,
+    ).statements;
+
+  it("puts the rollups' amounts and ad spend in one statement, distinct customers apart", () => {
+    const statements = plan({
+      measures: ["orders.total_revenue", "orders.refunds", "ads.spend", "customers.count"],
+    });
+    expect(statements.map((s) => (s.sources ?? [s.source]).join("+"))).toEqual([
+      "orders+refunds+ads",
+      "orders",
+    ]);
+    const shared = statements[0]!;
+    // Raw: each source from raw data in a branch of its own, its CTEs scoped to it.
+    expect(shared.sql.match(/UNION ALL\n {2}SELECT \* FROM \(/g)).toHaveLength(2);
+    expect(shared.sql).toContain("FROM ad_metrics_daily FINAL");
+    expect(shared.sql).not.toContain("order_facts_hourly");
+    // Derived: each rollup with its own fresh hours, bound empty here.
+    const d = shared.derived!;
+    expect(d.fresh).toBe("hours");
+    expect(d.moreFresh?.map((m) => m.fresh)).toEqual(["refundHours"]);
+    expect(d.params[d.freshParam]).toEqual([]);
+    expect(d.params[d.moreFresh![0]!.param]).toEqual([]);
+    for (const table of ["order_facts_hourly FINAL", "refund_facts_hourly FINAL", "ad_metrics_daily FINAL"])
+      expect(d.sql).toContain(table);
+    // Nothing past the watermark: the rollups alone, no raw orders or refunds.
+    expect(d.current?.sql).not.toMatch(/FROM (orders|refunds) FINAL/);
+  });
+
+  it("leaves raw statements of orders and refunds apart, and shares nothing without a rollup or an amount", () => {
+    const byDimension = plan({
+      measures: ["orders.total_revenue", "orders.refunds"],
+      dimensions: ["orders.country"],
+    });
+    expect(byDimension.map((s) => s.sources ?? s.source)).toEqual(["orders", "refunds"]);
+    // orders.count converts nothing: its statement stays its own.
+    expect(plan({ measures: ["orders.count", "ads.spend"] }).map((s) => s.sources ?? s.source)).toEqual([
+      "orders",
+      "ads",
+    ]);
+  });
+});
+
 describe("the conversion_touches forms of an attribution statement", () => {
   const [statement] = planAttributionQuery(
     attribution({
@@ -483,7 +529,7 @@ describe("a compare period", () => {
         timezone: "UTC",
       }),
       ENV,
-    ).statements.map((s) => `${s.source}/${s.period}`);
+    ).statements.map((s) => `${(s.sources ?? [s.source]).join("+")}/${s.period}`);
 
   it("is answered by the fact sources' own statements when it does not overlap the range", () => {
     // Attribution keeps one statement per period; before or after the range alike.
@@ -491,10 +537,10 @@ describe("a compare period", () => {
       { start: "2026-02-22", end: "2026-02-28" },
       { start: "2026-03-08", end: "2026-03-14" },
     ]) {
+      // Refunds (from their rollup) and ad spend convert amounts and share one statement.
       expect(periods(compare)).toEqual([
         "orders/both",
-        "refunds/both",
-        "ads/both",
+        "refunds+ads/both",
         "attribution/primary",
         "attribution/compare",
       ]);
@@ -504,12 +550,10 @@ describe("a compare period", () => {
   it("overlapping the range, has statements of its own: a shared day counts in both periods", () => {
     expect(periods({ start: "2026-02-26", end: "2026-03-01" })).toEqual([
       "orders/primary",
-      "refunds/primary",
-      "ads/primary",
+      "refunds+ads/primary",
       "attribution/primary",
       "orders/compare",
-      "refunds/compare",
-      "ads/compare",
+      "refunds+ads/compare",
       "attribution/compare",
     ]);
   });
