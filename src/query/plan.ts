@@ -35,18 +35,25 @@ import { type Bucket, buckets, type Granularity, type Instants } from "./time.js
 
 /**
  * The plan step: a resolved query (`resolve.ts`) printed as one statement per fact source (both
- * periods in one when there is a compare period that does not overlap the range) and one per
- * attribution part and period. Nothing here refuses a request — resolution did — and nothing does I/O.
+ * periods in one when there is a compare period that does not overlap the range; the small
+ * converting ones over the hourly rollups shared, see `sharedStatement`) and one per attribution part
+ * and period. Nothing here refuses a request — resolution did — and nothing does I/O.
  */
 
-/** One SQL statement to run: plain data, so `?explain=true` can return it as is. */
 /** What a derived form reads raw because it is past the watermark (`Fresh`, derived/fresh-ids.ts). */
 export type FreshKind = "ids" | "hours" | "customers" | "refundHours";
 
+/** One SQL statement to run: plain data, so `?explain=true` can return it as is. */
 export interface Statement {
   /** The fact source it answers; a statement shared by several names them all in `sources`. */
   source: SourceName;
   sources?: SourceName[];
+  /**
+   * A shared statement's sources each in a statement of its own, with their own derived forms: what
+   * the service runs instead when the shared derived form cannot run (a fresh set unknown, or
+   * `?derived=false`), so that raw reads of orders and refunds still run side by side.
+   */
+  split?: Statement[];
   /** `both`: the statement answers the range and the compare period; its rows carry `period` (0 | 1). */
   period: "primary" | "compare" | "both";
   sql: string;
@@ -203,9 +210,10 @@ interface SharedPart {
 /**
  * The small converting statements of one period — over the hourly rollups, and ad spend — as one
  * (`emitFactSources`): each such statement spends most of its time being planned, which one statement
- * pays once. Its derived form reads each rollup with that rollup's fresh hours; its raw form every
- * source from raw data, as their own statements would. Raw statements of the large sources stay apart:
- * their reads, not their plans, bound them, and they run side by side on the readers.
+ * pays once. Its derived form reads each rollup with that rollup's fresh hours. Where that form cannot
+ * run, the service runs the statements it replaces (`split`): raw reads of orders and refunds are
+ * bound by their reads, not their plans, and run better side by side on the readers. Its own raw SQL
+ * (every source from raw data in one statement, the same rows) is what `?explain=true` shows.
  */
 function sharedStatement(
   parts: readonly SharedPart[],
@@ -241,6 +249,7 @@ function sharedStatement(
   return {
     source: parts[0]!.source,
     sources: parts.map((x) => x.source),
+    split: parts.map((x) => x.alone),
     period,
     sql,
     params: raw.params,

@@ -48,7 +48,7 @@ const PUBLIC_MEASURES = MEASURES.map(({ definition: _d, ...rest }) => rest);
 const filtersQuery = z.strictObject({ family: z.enum(FAMILIES).optional() });
 
 const EXPLAIN_DOC =
-  "`?explain=true` answers `{explain:{statements:[{source, period, sql, params}]}}` — the generated ClickHouse SQL with its bound parameters — without running it. When run, a statement that converts amounts and reports `fx_missing` runs once more with `rates_from` = 1970-01-01, so the explained SQL run as is may report a rate missing that the answer found. Results are cached per pixel and data version: `x-cache: hit|miss|bypass`; `Cache-Control: no-cache` runs the query again.";
+  "`?explain=true` answers `{explain:{statements:[{source, sources?, period, sql, params, derived?}]}}` — the generated ClickHouse SQL with its bound parameters — without running it (`sources`: a statement shared by several fact sources). When run, a statement that converts amounts and reports `fx_missing` runs once more with `rates_from` = 1970-01-01, so the explained SQL run as is may report a rate missing that the answer found. Results are cached per pixel and data version: `x-cache: hit|miss|bypass`; `Cache-Control: no-cache` runs the query again.";
 
 type Format = "json" | "rows" | "csv";
 

@@ -257,6 +257,10 @@ export class QueryService {
           }))
         : [];
     const known = d !== undefined && sets.length > 0 && sets.every((x) => x.set !== null);
+    if (!known && statement.split) {
+      const parts = statement.split;
+      return Promise.all(parts.map((s) => this.runStatement(s, fresh))).then((rows) => rows.flat());
+    }
     const run =
       d && known
         ? sets.every((x) => x.set!.length === 0) && d.current
@@ -303,7 +307,9 @@ export class QueryService {
 
 /** `?explain=true`: the statements as they would run, never cached. */
 function explained(
-  statements: readonly { source: string; period: string; sql: string; params: object }[],
+  statements: readonly { source: string; period: string; sql: string; params: object; split?: unknown }[],
 ): QueryAnswer {
-  return { body: { explain: { statements } }, cache: "none" };
+  // A shared statement's `split` repeats the statements it replaced: not what runs, so not listed.
+  const listed = statements.map(({ split: _split, ...s }) => s);
+  return { body: { explain: { statements: listed } }, cache: "none" };
 }

@@ -696,6 +696,20 @@ describe("derived tables answer as raw data", () => {
       "2026-10-01 09:00:00.000",
     ]);
     await expectSeries([0, 5, 10, 0], [15, 0, 0, 0]);
+    // Net revenue: the order rollup's amounts and the refunds in one shared statement, whose derived
+    // form reads the fresh refund hours raw while no order hour is fresh (the order set's [] and the
+    // refund set's three hours bound together): 100 on 29 Sep, less the refunds on their days.
+    for (const derived of [true, false]) {
+      const res = (await post(
+        { measures: ["orders.net_revenue"], dateRange: RANGE, timezone: "UTC", granularity: "day" },
+        { path: "/db-mgmt/api/query", derived },
+      )) as { status: number; body: unknown };
+      const net = onlyResult({ ...res, text: JSON.stringify(res.body), headers: new Headers() });
+      expect({ derived, net: net.data.primary.map((b) => b["orders.net_revenue"]) }).toEqual({
+        derived,
+        net: [100, -5, -10, 0],
+      });
+    }
     await app.services.derivedWorker.runOnce(0);
     await expectSeries([0, 5, 10, 0], [15, 0, 0, 0]);
     // Only the order changes: voided, its refunds no longer count. Their hours are read raw at once.

@@ -252,9 +252,13 @@ export const GOLDEN_CASES: GoldenCase[] = [
   general("source-refunds", "refunds: amount and count, booked on the refund's day", {
     measures: ["orders.refunds", "orders.refund_count"],
   }),
-  general("source-orders-and-refunds", "net revenue: one statement for orders, one for refunds", {
-    measures: ["orders.net_revenue"],
-  }),
+  general(
+    "source-orders-and-refunds",
+    "net revenue: orders and refunds (both from their rollups) in one statement",
+    {
+      measures: ["orders.net_revenue"],
+    },
+  ),
   general("source-order-costs", "order_costs: every cost base", {
     measures: ["costs.cogs", "costs.handling", "costs.shipping", "costs.gateway", "costs.order_level"],
   }),

@@ -446,6 +446,12 @@ describe("small converting statements sharing one", () => {
       expect(d.sql).toContain(table);
     // Nothing past the watermark: the rollups alone, no raw orders or refunds.
     expect(d.current?.sql).not.toMatch(/FROM (orders|refunds) FINAL/);
+    // What runs when that form cannot: the statements it replaced, each with its own derived form.
+    expect(shared.split?.map((x) => [x.source, x.derived?.fresh])).toEqual([
+      ["orders", "hours"],
+      ["refunds", "refundHours"],
+      ["ads", undefined],
+    ]);
   });
 
   it("leaves raw statements of orders and refunds apart, and shares nothing without a rollup or an amount", () => {

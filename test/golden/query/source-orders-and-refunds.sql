@@ -1,4 +1,4 @@
--- source-orders-and-refunds: net revenue: one statement for orders, one for refunds
+-- source-orders-and-refunds: net revenue: orders and refunds (both from their rollups) in one statement
 -- POST /db-mgmt/api/query {"pixelId":"px_golden","dateRange":{"start":"2026-03-01","end":"2026-03-07"},"timezone":"UTC","granularity":"day","measures":["orders.net_revenue"]}
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings
 
