@@ -355,6 +355,43 @@ export function dimensionColumns(dimensions: readonly string[]): string {
 }
 
 /**
+ * The keys and columns every fact statement groups by: the bucket, `period` when it answers two
+ * (each row says which, and `period` leads every grouping), the dimension values; the per-day keys
+ * add the currency and day a rate applies to; `firstDay` is the first day its amounts can fall on.
+ */
+function statementShape(ctx: EmitContext, p: Placeholders) {
+  const dimKeys = ctx.dimensions.map((_, i) => `d${i}`);
+  const periodKeys = ctx.compareRange ? ["period"] : [];
+  const groupKeys = [...periodKeys, ...dimKeys];
+  return {
+    dimKeys,
+    groupKeys,
+    bucket: bucketKeySql("r.ts", ctx.granularity, p.tz),
+    period: ctx.compareRange ? [`${periodOf("r.ts", p)} AS period`] : [],
+    perDayKeys: [...(ctx.granularity === "none" ? [] : ["bucket"]), ...groupKeys, "cur", "fx_day"],
+    firstDay:
+      ctx.compareRange && ctx.compareRange.start < ctx.range.start ? ctx.compareRange.start : ctx.range.start,
+  };
+}
+
+/** The columns of a converting statement over its per-day rows `q`: each base merged, amounts converted. */
+function convertedSelect(
+  ctx: EmitContext,
+  groupKeys: readonly string[],
+  bases: readonly (readonly [string, Base])[],
+  fx: { factor: string; missing: string },
+): string[] {
+  return [
+    // With granularity none the bucket is a constant, not a grouping key (see groupBy).
+    ctx.granularity === "none" ? "any(q.bucket) AS bucket" : "q.bucket AS bucket",
+    ...groupKeys.map((k) => `q.${k} AS ${k}`),
+    ...bases.map(([name, b]) => `${merged(b, `q.${name}`, fx.factor)} AS ${name}`),
+    `${fx.missing} AS fx_missing`,
+    ...totalsColumn(ctx.granularity),
+  ];
+}
+
+/**
  * The statement of one fact source: per bucket (and dimension values), plus per-dimension totals.
  * With money to convert, the rows are first summed per bucket, dimension values, currency and day —
  * a rate applies to a whole day of one currency — and each sum is converted once: a few thousand
@@ -371,14 +408,8 @@ export function emitFactSource(
   const fact = rollup ? ROLLUPS[source]!.of(rollup.freshHours) : FACTS[source];
   const chosen = bases.map((name) => [name, fact.bases[name]!] as const);
   const converts = chosen.some(([, b]) => b.kind === "money");
-  const dimKeys = ctx.dimensions.map((_, i) => `d${i}`);
-  // Two periods: each row says which it belongs to, and `period` leads every grouping.
-  const periodKeys = ctx.compareRange ? ["period"] : [];
-  const period = ctx.compareRange ? [`${periodOf("r.ts", p)} AS period`] : [];
-  const bucket = bucketKeySql("r.ts", ctx.granularity, p.tz);
+  const { dimKeys, groupKeys, bucket, period, perDayKeys, firstDay } = statementShape(ctx, p);
   const rows = fact.rows(ctx, p, dimensionColumns(ctx.dimensions), where, bases);
-  const firstDay =
-    ctx.compareRange && ctx.compareRange.start < ctx.range.start ? ctx.compareRange.start : ctx.range.start;
   const ctes = [
     ...(converts ? [fxCtes(p.target, ratesFrom(ctx.binder, firstDay))] : []),
     ...fact.ctes(ctx, p, bases),
@@ -396,7 +427,7 @@ export function emitFactSource(
     ];
     return `${withCtes}SELECT ${select.join(",\n  ")}
 FROM (${rows}) AS r
-${groupBy(ctx.granularity, [...periodKeys, ...dimKeys])}`;
+${groupBy(ctx.granularity, groupKeys)}`;
   }
   const fx = fxJoin("q", p.target);
   const perDay = [
@@ -408,29 +439,14 @@ ${groupBy(ctx.granularity, [...periodKeys, ...dimKeys])}`;
     "toUInt8(1) AS fx_k",
     ...chosen.map(([name, b]) => `${partial(b)} AS ${name}`),
   ];
-  const perDayKeys = [
-    ...(ctx.granularity === "none" ? [] : ["bucket"]),
-    ...periodKeys,
-    ...dimKeys,
-    "cur",
-    "fx_day",
-  ];
-  const select = [
-    // With granularity none the bucket is a constant, not a grouping key (see groupBy).
-    ctx.granularity === "none" ? "any(q.bucket) AS bucket" : "q.bucket AS bucket",
-    ...[...periodKeys, ...dimKeys].map((k) => `q.${k} AS ${k}`),
-    ...chosen.map(([name, b]) => `${merged(b, `q.${name}`, fx.factor)} AS ${name}`),
-    `${fx.missing} AS fx_missing`,
-    ...totalsColumn(ctx.granularity),
-  ];
-  return `${withCtes}SELECT ${select.join(",\n  ")}
+  return `${withCtes}SELECT ${convertedSelect(ctx, groupKeys, chosen, fx).join(",\n  ")}
 FROM (
   SELECT ${perDay.join(", ")}
   FROM (${rows}) AS r
   GROUP BY ${perDayKeys.join(", ")}
 ) AS q
 ${fx.joins}
-${groupBy(ctx.granularity, [...periodKeys, ...dimKeys])}`;
+${groupBy(ctx.granularity, groupKeys)}`;
 }
 
 /** One fact source's share of a statement that answers several (`emitFactSources`). */
@@ -457,12 +473,7 @@ export function convertsMoney(source: FactSourceName, bases: readonly string[]):
  */
 export function emitFactSources(parts: readonly FactPart[], ctx: EmitContext): string {
   const p = placeholders(ctx);
-  const dimKeys = ctx.dimensions.map((_, i) => `d${i}`);
-  const periodKeys = ctx.compareRange ? ["period"] : [];
-  const period = ctx.compareRange ? [`${periodOf("r.ts", p)} AS period`] : [];
-  const bucket = bucketKeySql("r.ts", ctx.granularity, p.tz);
-  const firstDay =
-    ctx.compareRange && ctx.compareRange.start < ctx.range.start ? ctx.compareRange.start : ctx.range.start;
+  const { dimKeys, groupKeys, bucket, period, perDayKeys, firstDay } = statementShape(ctx, p);
   const chosen = parts.map((part) => {
     const fact = part.rollup ? ROLLUPS[part.source]!.of(part.rollup.freshHours) : FACTS[part.source];
     return { part, fact, bases: part.bases.map((name) => [name, fact.bases[name]!] as const) };
@@ -470,13 +481,6 @@ export function emitFactSources(parts: readonly FactPart[], ctx: EmitContext): s
   const all = chosen.flatMap((c) => c.bases);
   for (const [name, b] of all)
     if (b.kind === "distinct") throw new Error(`${name}: a distinct count cannot share a statement`);
-  const perDayKeys = [
-    ...(ctx.granularity === "none" ? [] : ["bucket"]),
-    ...periodKeys,
-    ...dimKeys,
-    "cur",
-    "fx_day",
-  ];
   const branches = chosen.map(({ part, fact, bases }) => {
     const own = new Set(bases.map(([name]) => name));
     const ctes = fact.ctes(ctx, p, part.bases);
@@ -501,20 +505,13 @@ export function emitFactSources(parts: readonly FactPart[], ctx: EmitContext): s
   GROUP BY ${perDayKeys.join(", ")})`;
   });
   const fx = fxJoin("q", p.target);
-  const select = [
-    ctx.granularity === "none" ? "any(q.bucket) AS bucket" : "q.bucket AS bucket",
-    ...[...periodKeys, ...dimKeys].map((k) => `q.${k} AS ${k}`),
-    ...all.map(([name, b]) => `${merged(b, `q.${name}`, fx.factor)} AS ${name}`),
-    `${fx.missing} AS fx_missing`,
-    ...totalsColumn(ctx.granularity),
-  ];
   return `WITH ${fxCtes(p.target, ratesFrom(ctx.binder, firstDay))}
-SELECT ${select.join(",\n  ")}
+SELECT ${convertedSelect(ctx, groupKeys, all, fx).join(",\n  ")}
 FROM (
   ${branches.join("\n  UNION ALL\n  ")}
 ) AS q
 ${fx.joins}
-${groupBy(ctx.granularity, [...periodKeys, ...dimKeys])}`;
+${groupBy(ctx.granularity, groupKeys)}`;
 }
 
 /** A base over the rows in one pass (no money to convert). */
