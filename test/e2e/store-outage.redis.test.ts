@@ -4,6 +4,7 @@
  * answered), the same, and once the breaker opened at once; started or thawed again, the service
  * recovers without a restart.
  */
+import { type EventEmitter, once } from "node:events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReservationUncertainError } from "../../src/stores/dedup/port.js";
 import { RedisDedupStore } from "../../src/stores/dedup/redis.js";
@@ -94,6 +95,10 @@ describe.skipIf(!haveRedis)("Redis outage", () => {
   it("a reply that came while the event loop was blocked past the command timeout is not a timeout", async () => {
     const kv = new RedisKv(redis.url, "stall:", { commandTimeoutMs: 100 });
     try {
+      // Connected first: a command sent before the connection is ready waits for it within its own
+      // 100 ms, which connecting alone can exceed on a loaded machine (CI saw it).
+      const client = (kv as unknown as { redis: { status: string } & EventEmitter }).redis;
+      if (client.status !== "ready") await once(client, "ready");
       await kv.ping();
       const pending = kv.incr("n");
       const until = performance.now() + 500;
