@@ -100,6 +100,11 @@ export const configSchema = z.object({
   QUERY_READERS: z.coerce.number().int().min(0).max(64).default(4),
   DERIVED_MARGIN_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
   DERIVED_REFRESH_MS: z.coerce.number().int().min(100).max(3_600_000).default(2_000),
+  /**
+   * The least time between two cohort builds of a pixel; a process keeps a build it read for half of
+   * it (0: builds whenever due, kept by nobody — for tests that settle again and again).
+   */
+  DERIVED_COHORT_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
   /** Stored IPs are truncated to these prefixes; forwarders receive the original. */
   IP_V4_PREFIX_BITS: z.coerce.number().int().min(0).max(32).default(24),
   IP_V6_PREFIX_BITS: z.coerce.number().int().min(0).max(128).default(48),

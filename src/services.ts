@@ -133,12 +133,30 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     config.QUERY_READERS > 0
       ? new StatementReaders(() => stores.warehouse.openReader(), config.QUERY_READERS)
       : undefined;
-  const freshIds = new FreshIds(readers ?? stores.warehouse);
+  const freshIds = new FreshIds(readers ?? stores.warehouse, config.DERIVED_COHORT_INTERVAL_MS);
+  const queries = new QueryService({
+    sql: stores.sql,
+    warehouse: stores.warehouse,
+    kv: stores.kv,
+    versions,
+    log,
+    accountCacheMs: config.ACCOUNT_CACHE_MS,
+    ...(readers ? { readers } : {}),
+    ...(config.DERIVED_TABLES
+      ? {
+          fresh: (pixelId: string, version: string, options?: { customers?: boolean }) =>
+            freshIds.of(pixelId, version, options),
+          cohortBuild: (pixelId: string, version: string) => freshIds.cohorts(pixelId, version),
+        }
+      : {}),
+  });
   const derivedWorker = new DerivedWorker(new OwnSession(stores.warehouse), {
     log,
     marginMs: config.DERIVED_MARGIN_MS,
     pollIntervalMs: config.DERIVED_REFRESH_MS,
     exclusive: (key, fn) => stores.sql.exclusive(key, fn),
+    cohortTarget: (pixelId) => queries.cohortTarget(pixelId),
+    cohortIntervalMs: config.DERIVED_COHORT_INTERVAL_MS,
   });
   if (config.DERIVED_TABLES) {
     registerConsumer(DERIVED_CONSUMER, async () => {
@@ -181,21 +199,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
       () => relay.wake(),
     ),
     versions,
-    queries: new QueryService({
-      sql: stores.sql,
-      warehouse: stores.warehouse,
-      kv: stores.kv,
-      versions,
-      log,
-      accountCacheMs: config.ACCOUNT_CACHE_MS,
-      ...(readers ? { readers } : {}),
-      ...(config.DERIVED_TABLES
-        ? {
-            fresh: (pixelId: string, version: string, options?: { customers?: boolean }) =>
-              freshIds.of(pixelId, version, options),
-          }
-        : {}),
-    }),
+    queries,
     journeys: new JourneyService(readers ?? stores.warehouse),
     console,
     clickhouse: new ClickHouseHttpService(keys, console, stores.warehouse, {

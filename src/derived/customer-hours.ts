@@ -12,8 +12,8 @@ import { changedCustomers, HOUR, seenByRefresh } from "./order-hours.js";
 
 export const CUSTOMER_HOURS = "customer_hours";
 
-/** `kinds` bits: an order counted under every setting, a pending one, a voided one. */
-const KIND = "multiIf(financial_status = 'pending', 2, financial_status = 'voided', 4, 1)";
+/** `kinds` bits: an order counted under every setting, a pending one, a voided one (of an order row). */
+export const KIND = "multiIf(financial_status = 'pending', 2, financial_status = 'voided', 4, 1)";
 
 /** The `prev` column for each setting, by the mask of kinds that count under it. */
 const PREV_BY_MASK: Record<number, string> = {

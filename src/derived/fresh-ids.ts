@@ -1,5 +1,6 @@
 import { LRUCache } from "lru-cache";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
+import { COHORT_MIN_INTERVAL_MS, cohortFreshCustomersSql, cohortFreshOrdersSql } from "./cohort-cells.js";
 import {
   BEFORE_EVERYTHING,
   freshIdsSql,
@@ -34,6 +35,22 @@ export interface Fresh {
 }
 
 /**
+ * A pixel's current cohort build (docs/derived-tables.md, "cohort_cells") and the customers a query
+ * corrects its cells for: those an order row past its cutoff is or was counted for (null: too many).
+ * `cutoff` is the build's `fresh_after`: its snapshot's cutoff less the margin.
+ */
+export interface CohortBuild {
+  slot: number;
+  cutoff: string;
+  timezones: string[];
+  masks: number[];
+  customers: string[] | null;
+  /** Orders with a row past the cutoff, and the first instant of the earliest month of those rows. */
+  orders: string[];
+  ordersFrom: string;
+}
+
+/**
  * What a query must read raw (docs/derived-tables.md): the rows past the pixel's watermark. Kept per
  * pixel and data version: every write bumps the version, and while it stands the sets can only
  * shrink (the watermark moves on, the data does not), so a kept set is a superset of the current one
@@ -42,7 +59,67 @@ export interface Fresh {
 export class FreshIds {
   private readonly kept = new LRUCache<string, { fresh: Fresh; since: string }>({ max: 2000 });
 
-  constructor(private readonly warehouse: Pick<WarehouseStore, "query">) {}
+  private readonly builds: LRUCache<string, { build: CohortBuild | null }> | null;
+
+  /** `cohortIntervalMs`: the least time between two cohort builds (a build is kept half of it). */
+  constructor(
+    private readonly warehouse: Pick<WarehouseStore, "query">,
+    cohortIntervalMs = COHORT_MIN_INTERVAL_MS,
+  ) {
+    const ttl = Math.floor(cohortIntervalMs / 2);
+    this.builds = ttl > 0 ? new LRUCache({ max: 2000, ttl }) : null;
+  }
+
+  /**
+   * The pixel's cohort build at a data version (null: none yet). Kept like the sets above (a newer
+   * build at the same data version only has fewer customers to correct), but for half the least
+   * interval between builds at most: its slot is overwritten by the build after next, never sooner
+   * than that interval after the next one.
+   */
+  async cohorts(pixelId: string, version: string): Promise<CohortBuild | null> {
+    const key = `${pixelId}\u0000${version}`;
+    const kept = this.builds?.get(key);
+    if (kept) return kept.build;
+    const [row] = await this.warehouse.query<{
+      builds: number | string;
+      slot: number | string;
+      cutoff: string;
+      timezones: string[];
+      masks: (number | string)[];
+    }>(
+      `SELECT count() AS builds, any(slot) AS slot, toString(any(fresh_after)) AS cutoff, any(timezones) AS timezones,
+  any(masks) AS masks
+FROM (SELECT * FROM cohort_builds WHERE pixel_id = {pixel:String} ORDER BY built_version DESC LIMIT 1)`,
+      { pixel: pixelId },
+    );
+    let build: CohortBuild | null = null;
+    if (row && Number(row.builds) > 0) {
+      const slot = Number(row.slot);
+      const [fresh] = await this.warehouse.query<{
+        customers: string[];
+        orders: string[];
+        orders_from: string;
+      }>(
+        `SELECT ${cohortFreshCustomersSql()} AS customers, o.orders AS orders, o.orders_from AS orders_from
+FROM ${cohortFreshOrdersSql()} AS o`,
+        { pixel: pixelId, slot, cutoff: row.cutoff },
+      );
+      const customers = fresh?.customers ?? [];
+      const orders = fresh?.orders ?? [];
+      const many = customers.length > MAX_FRESH_CUSTOMERS || orders.length > MAX_FRESH_CUSTOMERS;
+      build = {
+        slot,
+        cutoff: row.cutoff,
+        timezones: row.timezones,
+        masks: row.masks.map(Number),
+        customers: many ? null : customers.sort(),
+        orders: orders.sort(),
+        ordersFrom: fresh?.orders_from ?? BEFORE_EVERYTHING,
+      };
+    }
+    this.builds?.set(key, { build });
+    return build;
+  }
 
   /** `customers`: the fresh customers are wanted too (read past the same watermark as the hours). */
   async of(pixelId: string, version: string, options: { customers?: boolean } = {}): Promise<Fresh> {

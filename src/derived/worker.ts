@@ -2,6 +2,17 @@ import { PollingLoop } from "../events/loop.js";
 import type { Logger } from "../log.js";
 import { consumerProcessed } from "../metrics.js";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
+import {
+  COHORT_BUILDS_DUE_SQL,
+  COHORT_MIN_INTERVAL_MS,
+  COHORT_REBUILD_AGE_S,
+  COHORT_REBUILD_ROWS,
+  COHORT_STATE_SQL,
+  type CohortTarget,
+  cohortCellsBuildSql,
+  cohortOrdersBuildSql,
+  DEFAULT_COHORT_TARGET,
+} from "./cohort-cells.js";
 import { BEFORE_EVERYTHING, changeFeed, refreshSql, WATERMARK, watermarkSql } from "./conversion-touches.js";
 import { customerHoursRefreshSql } from "./customer-hours.js";
 import { orderFactsRefreshSql } from "./order-facts.js";
@@ -20,6 +31,10 @@ export interface DerivedWorkerOptions {
   pollIntervalMs?: number;
   /** Serializes refreshes of one pixel across processes (SqlStore.exclusive). */
   exclusive: <T>(key: string, fn: () => Promise<T>) => Promise<T>;
+  /** The timezones and counted kinds a pixel's cohort cells cover (absent: UTC, default settings). */
+  cohortTarget?: (pixelId: string) => Promise<CohortTarget>;
+  /** The least time between two cohort builds of a pixel (default COHORT_MIN_INTERVAL_MS; tests: 0). */
+  cohortIntervalMs?: number;
 }
 
 export interface RefreshResult {
@@ -104,6 +119,18 @@ export class DerivedWorker {
     const out: RefreshResult[] = [];
     for (const pixelId of await this.pending()) {
       out.push(await this.refresh(pixelId, marginMs));
+    }
+    // A pixel with nothing new is refreshed by nobody: its first cohort build happens here (a store
+    // upgraded to cohort cells, or one whose last build failed), and so does the one replacing a
+    // build that read too close to the clock to vouch for its last rows.
+    for (const pixelId of await this.cohortBuildsDue()) {
+      await this.options.exclusive(`derived:${pixelId}`, async () => {
+        const [at] = await this.warehouse.query<{ version: string; cutoff: string }>(
+          `SELECT toString(toUnixTimestamp64Milli(now64(3, 'UTC'))) AS version, toString(${watermarkSql("{pixel:String}")}) AS cutoff`,
+          { pixel: pixelId },
+        );
+        if (at) await this.buildCohorts(pixelId, at, marginMs === 0);
+      });
     }
     this.rounds++;
     return out;
@@ -238,10 +265,104 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
         [{ pixel_id: pixelId, name: WATERMARK, watermark: state.next, written_at: state.read_at }],
         FOREGROUND,
       );
+      await this.buildCohorts(pixelId, { version: state.version, cutoff: state.next }, marginMs === 0);
       if (state.oldest) this.record(Date.now() - Date.parse(`${state.oldest.replace(" ", "T")}Z`));
       consumerProcessed.inc({ consumer: DERIVED_CONSUMER }, 1);
       return { pixelId, refreshed: true, full, watermark: state.next, ms: performance.now() - started };
     });
+  }
+
+  /** Pixels due a cohort build with nothing new to refresh (COHORT_BUILDS_DUE_SQL). */
+  private async cohortBuildsDue(): Promise<string[]> {
+    const rows = await this.warehouse.query<{ pixel_id: string }>(COHORT_BUILDS_DUE_SQL, {
+      name: WATERMARK,
+      margin: this.margin,
+      interval: this.cohortInterval,
+    });
+    return rows.map((r) => r.pixel_id);
+  }
+
+  private get cohortInterval(): number {
+    return this.options.cohortIntervalMs ?? COHORT_MIN_INTERVAL_MS;
+  }
+
+  /**
+   * Builds the pixel's cohort cells when they are due (docs/derived-tables.md, "cohort_cells"): none
+   * yet, not covering what the pixel's queries ask for, or order rows past the build's cutoff — as
+   * many as COHORT_REBUILD_ROWS, or any once the build is COHORT_REBUILD_AGE_S old or when settling —
+   * and never sooner than COHORT_MIN_INTERVAL_MS after the previous build.
+   * Queries correct the cells for those rows meanwhile, so a late build costs speed, not exactness.
+   * A failure leaves the previous build in use (its record is written last), and is not the other
+   * derived tables' failure.
+   */
+  private async buildCohorts(
+    pixelId: string,
+    at: { version: string; cutoff: string },
+    settling: boolean,
+  ): Promise<void> {
+    try {
+      const target = (await this.options.cohortTarget?.(pixelId)) ?? DEFAULT_COHORT_TARGET;
+      const [state] = await this.warehouse.query<{
+        builds: number | string;
+        slot: number | string;
+        timezones: string[];
+        masks: (number | string)[];
+        age_s: number | string;
+        rows_after: number | string;
+        unsure: number | string;
+        safe: string;
+      }>(COHORT_STATE_SQL, { pixel: pixelId, margin: this.margin });
+      const built = Number(state?.builds ?? 0) > 0;
+      const covers =
+        built &&
+        target.timezones.every((tz) => state!.timezones.includes(tz)) &&
+        target.masks.every((m) => state!.masks.map(Number).includes(m));
+      const rows = Number(state?.rows_after ?? 0);
+      const age = Number(state?.age_s ?? 0);
+      const due =
+        !covers ||
+        Number(state!.unsure) === 1 ||
+        (rows > 0 && (settling || rows >= COHORT_REBUILD_ROWS || age >= COHORT_REBUILD_AGE_S));
+      // Settling too: a query may still read the slot the build after next overwrites.
+      if (!due || (built && age * 1000 < this.cohortInterval)) return;
+      const slot = built ? 1 - Number(state!.slot) : 0;
+      const params = { pixel: pixelId, slot, version: at.version, cutoff: at.cutoff };
+      await this.warehouse.command(cohortOrdersBuildSql(), params, FOREGROUND);
+      for (const granularity of ["month", "week"] as const) {
+        for (const tz of target.timezones) {
+          for (const mask of target.masks) {
+            await this.warehouse.command(
+              cohortCellsBuildSql(granularity),
+              { ...params, tz, mask },
+              FOREGROUND,
+            );
+          }
+        }
+      }
+      await this.warehouse.insert(
+        "cohort_builds",
+        [
+          {
+            pixel_id: pixelId,
+            built_version: at.version,
+            slot,
+            cutoff: at.cutoff,
+            // A row stamped after `safe` may have become visible only after the snapshot read (a
+            // settling build reads up to the clock): queries treat such rows as new, and a build
+            // after the margin replaces this one (`unsure`).
+            fresh_after: at.cutoff < state!.safe ? at.cutoff : state!.safe,
+            timezones: target.timezones,
+            masks: target.masks,
+          },
+        ],
+        FOREGROUND,
+      );
+    } catch (err) {
+      this.options.log?.warn(
+        { err, pixelId },
+        "cohort cells not built; cohort queries use the previous build",
+      );
+    }
   }
 
   /**

@@ -1,4 +1,5 @@
-import type { Params } from "../stores/warehouse/port.js";
+import { countedKinds } from "../derived/customer-hours.js";
+import { formatDateTime, type Params } from "../stores/warehouse/port.js";
 import type { AttributionModel } from "./attribution-models.js";
 import { Binder } from "./binder.js";
 import { FIELD_BY_NAME } from "./filters/fields.js";
@@ -19,7 +20,15 @@ import {
 } from "./resolve.js";
 import type { AttributionQuery, CohortMeasure, GeneralQuery } from "./schemas.js";
 import { type DerivedTouches, emitAttribution } from "./sources/attribution.js";
-import { emitCohorts } from "./sources/cohorts.js";
+import {
+  COHORT_CUSTOMERS,
+  COHORT_ORDERS,
+  COHORT_ORDERS_FROM,
+  COHORT_SLOT,
+  cohortCellsAnswer,
+  emitCohortCells,
+  emitCohorts,
+} from "./sources/cohorts.js";
 import type { EmitContext } from "./sources/context.js";
 import { emitCustomersFromHours, type FreshCustomers } from "./sources/customers.js";
 import { emitEntityPage } from "./sources/entities.js";
@@ -517,6 +526,12 @@ export interface CohortPlan {
   now: string;
   sql: string;
   params: Params;
+  /**
+   * Where the cohort cells can answer (docs/derived-tables.md, "cohort_cells"): their form with the
+   * correction (`sql`, run with the build's slot, cutoff and customers bound) and without (`current`,
+   * the slot alone), for the timezone and counted kinds the build must cover.
+   */
+  derived?: { sql: string; current: string; params: Params; timezone: string; mask: number; end: string };
 }
 
 /**
@@ -528,6 +543,25 @@ export function planCohorts(r: ResolvedCohorts): CohortPlan {
   const b = new Binder();
   const range = r.periods.primary;
   const sql = emitCohorts(b, r, range);
+  let derived: CohortPlan["derived"];
+  if (cohortCellsAnswer(r, range, r.now)) {
+    const d = new Binder();
+    const forms = emitCohortCells(d, r, range);
+    derived = {
+      ...forms,
+      // Placeholders until the service binds the build's: the explained forms run as they are.
+      params: {
+        ...d.params,
+        [COHORT_SLOT]: 0,
+        [COHORT_CUSTOMERS]: [],
+        [COHORT_ORDERS]: [],
+        [COHORT_ORDERS_FROM]: formatDateTime(new Date(0)),
+      },
+      timezone: r.timezone,
+      mask: countedKinds(r.settings),
+      end: formatDateTime(range.end),
+    };
+  }
   return {
     range,
     cohorts: buckets(range, r.granularity, r.timezone),
@@ -537,5 +571,6 @@ export function planCohorts(r: ResolvedCohorts): CohortPlan {
     now: r.now.toISOString(),
     sql,
     params: b.params,
+    ...(derived ? { derived } : {}),
   };
 }

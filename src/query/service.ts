@@ -1,12 +1,15 @@
 import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { DEFAULT_ORDER_SETTINGS, orderSettingsSchema } from "../accounts/schemas.js";
-import type { Fresh } from "../derived/fresh-ids.js";
+import { type CohortTarget, cohortLateCustomersSql } from "../derived/cohort-cells.js";
+import { countedKinds, MAX_FRESH_CUSTOMERS } from "../derived/customer-hours.js";
+import type { CohortBuild, Fresh } from "../derived/fresh-ids.js";
 import type { Logger } from "../log.js";
 import type { DataVersions } from "../shared/data-version.js";
 import type { KvStore } from "../stores/kv/port.js";
 import type { SqlExecutor } from "../stores/sql/port.js";
 import {
+  type Params,
   WarehouseLimitError,
   type WarehouseStore,
   WarehouseUnavailableError,
@@ -16,6 +19,7 @@ import { planCreditedOrders, shapeCreditedOrders } from "./credited-orders.js";
 import { type StatementRows, shapeResults } from "./evaluate.js";
 import { withEveryRate } from "./every-rate.js";
 import {
+  type CohortPlan,
   planAttribution,
   planChannelMeasures,
   planCohorts,
@@ -42,6 +46,7 @@ import type {
 } from "./schemas.js";
 import { shapeChannelPage } from "./shape-channel.js";
 import { shapeCohorts } from "./shape-cohorts.js";
+import { COHORT_CUSTOMERS, COHORT_ORDERS, COHORT_ORDERS_FROM, COHORT_SLOT } from "./sources/cohorts.js";
 
 export interface RunOptions {
   /** Answer the plan's SQL and parameters instead of running it. */
@@ -89,6 +94,8 @@ export class QueryService {
        * pixel at a data version (a null set: that kind is read raw). Absent: raw data only.
        */
       fresh?: (pixelId: string, version: string, options?: { customers?: boolean }) => Promise<Fresh>;
+      /** A pixel's cohort build at a data version (docs/derived-tables.md); absent: cohorts read raw. */
+      cohortBuild?: (pixelId: string, version: string) => Promise<CohortBuild | null>;
       /** Where statements run (side by side); absent: on the warehouse itself. */
       readers?: StatementReaders;
     },
@@ -196,7 +203,18 @@ export class QueryService {
     const env = await this.environment(accountId);
     const plan = planCohorts(resolveCohorts(q, env));
     if (opts.explain) {
-      return explained([{ source: "orders", period: "primary", sql: plan.sql, params: plan.params }]);
+      const d = plan.derived;
+      return explained([
+        {
+          source: "orders",
+          period: "primary",
+          sql: plan.sql,
+          params: plan.params,
+          ...(d
+            ? { derived: { sql: d.sql, params: d.params, current: { sql: d.current, params: d.params } } }
+            : {}),
+        },
+      ]);
     }
     const { now: _now, ...stable } = plan;
     // Which periods a cohort has reached depends on today: the key carries the date.
@@ -205,9 +223,70 @@ export class QueryService {
       q.pixelId,
       { cohorts: stable, day: plan.now.slice(0, 10) },
       opts,
-      async () =>
-        shapeCohorts(plan, await withEveryRate(plan.params, (params) => this.reader.query(plan.sql, params))),
+      async (version) => {
+        const run = await this.cohortForm(plan, opts, q.pixelId, version);
+        return shapeCohorts(
+          plan,
+          await withEveryRate(run.params, (params) => this.reader.query(run.sql, params)),
+        );
+      },
     );
+  }
+
+  /** What the cohort cells of a pixel should cover: UTC and its account's timezone, its stored counting. */
+  async cohortTarget(pixelId: string): Promise<CohortTarget> {
+    const { rows } = await this.deps.sql.query<{ account_id: string }>(
+      "SELECT account_id FROM pixels WHERE id = $1",
+      [pixelId],
+    );
+    const env = await this.environment(rows[0]?.account_id ?? "");
+    return {
+      timezones: [...new Set(["UTC", env.accountTimezone])],
+      masks: [countedKinds(env.storedOrderSettings)],
+    };
+  }
+
+  /**
+   * The cohort statement to run: the cells' form when the pixel's build covers the query's timezone
+   * and counting and the customers to correct are known and few, else the raw statement. A failure
+   * to tell costs speed, not the answer.
+   */
+  private async cohortForm(
+    plan: CohortPlan,
+    opts: RunOptions,
+    pixelId: string,
+    version: string,
+  ): Promise<{ sql: string; params: Params }> {
+    const raw = { sql: plan.sql, params: plan.params };
+    const d = plan.derived;
+    if (!d || !this.deps.cohortBuild || opts.derived === false) return raw;
+    try {
+      const build = await this.deps.cohortBuild(pixelId, version);
+      if (!build?.customers || !build.timezones.includes(d.timezone) || !build.masks.includes(d.mask))
+        return raw;
+      const [late] = await this.reader.query<{ customers: string[] }>(cohortLateCustomersSql(), {
+        pixel: pixelId,
+        slot: build.slot,
+        end: d.end,
+      });
+      const customers = [...new Set([...build.customers, ...(late?.customers ?? [])])].sort();
+      if (customers.length > MAX_FRESH_CUSTOMERS) return raw;
+      const bound = { ...d.params, [COHORT_SLOT]: build.slot };
+      return customers.length === 0
+        ? { sql: d.current, params: bound }
+        : {
+            sql: d.sql,
+            params: {
+              ...bound,
+              [COHORT_CUSTOMERS]: customers,
+              [COHORT_ORDERS]: build.orders,
+              [COHORT_ORDERS_FROM]: build.ordersFrom,
+            },
+          };
+    } catch (err) {
+      this.deps.log.warn({ err, pixelId }, "cohort build not read; answering from raw data");
+      return raw;
+    }
   }
 
   private async run(

@@ -15,8 +15,19 @@
  * Each request is one of the attribution endpoint's models × windows × dimensions, with touch and
  * order filters, another currency, counting pending orders or an exclusion filter; the general query's
  * attribution measures; its time series of orders, customers and refunds (booked at the refund's or
- * the order's date); or channel details' attribution measures per campaign. Both answers must be
- * identical, status and body.
+ * the order's date); channel details' attribution measures per campaign; or a cohort analysis (week
+ * or month cohorts in UTC, the account's timezone or New York, in USD, EUR or GBP, over 1–6 periods,
+ * counting pending or voided orders, with an exclusion or an orders filter, from a period's first day
+ * or not, to a day near the suite's now or long before it). Every store has one more cohort request
+ * the cohort cells can answer: no filter, the stored order settings, UTC or the account's timezone
+ * (UTC or New York, set per store), from a cohort's first day to a day at most a week before now.
+ * Both answers must be identical, status and body.
+ *
+ * The suite's now is pinned (the query service's clock, as query-timezones.test.ts does): Tuesday
+ * 2026-10-06 15:00 UTC, four days after the stores' range. A cohort range ending on 09-30 is then
+ * recent enough for the cohort cells, and the orders of 10-01 on (a moved order) lie past its end.
+ * State 2 also gives one customer an order on 08-28, before all of theirs: their cohort moves to an
+ * earlier week and month, out of a range starting in September.
  *
  * Worked example (the fixed test below): a touch from google at 09-28 10:00 on `anon-a`, an order of
  * `cust-a` at 09-30 12:00 for 100.00. Before `anon-a` and `cust-a` merge, last_click credits
@@ -48,10 +59,16 @@ import { type QuerySuite, startQuerySuite } from "./query-setup.js";
 let suite: QuerySuite;
 let app: TestApp;
 beforeAll(async () => {
-  suite = await startQuerySuite({ env: { RATE_QUERY_PER_SEC: "10000", RATE_INGEST_PER_SEC: "10000" } });
+  // Cohort builds whenever due (settling again rebuilds them), none kept between queries.
+  suite = await startQuerySuite({
+    env: { RATE_QUERY_PER_SEC: "10000", RATE_INGEST_PER_SEC: "10000", DERIVED_COHORT_INTERVAL_MS: "0" },
+  });
   ({ app } = suite);
-  // EUR has no rate on 09-30 (the 09-29 one is used); GBP none before 10-01 (a 400 naming it).
+  (app.services.queries as unknown as { deps: { now?: () => Date } }).deps.now = () => new Date(NOW);
+  // EUR has no rate on 09-30 (the 09-29 one is used); GBP none before 10-01 (a 400 naming it). The
+  // August rate converts the late 08-28 order of state 2 (cohorts read every order of a customer).
   await suite.load.fxRates([
+    fxRate("2026-08-01", "EUR", 0.88),
     fxRate("2026-09-20", "EUR", 0.9),
     fxRate("2026-09-29", "EUR", 0.92),
     fxRate("2026-10-01", "EUR", 0.95),
@@ -60,6 +77,8 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
+/** The query service's clock for the whole file (see the header): a Tuesday, four days after RANGE. */
+const NOW = "2026-10-06T15:00:00Z";
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 /** The range crosses a month boundary, so a moved order changes partitions. */
@@ -99,6 +118,10 @@ interface Store {
    */
   refundMoved: number;
   lateRefund: number;
+  /** The account's timezone (cohort requests without one use it; the cohort cells cover it). */
+  accountTimezone: string;
+  /** A customer given an order on 08-28 in state 2, before all of theirs (−1: none). */
+  earlyOrderCustomer: number;
 }
 
 const hourIn = (min: number, max: number) =>
@@ -138,6 +161,8 @@ const store: fc.Arbitrary<Store> = fc.integer({ min: 1, max: 4 }).chain((n) =>
     newOrderCustomer: fc.integer({ min: 0, max: n - 1 }),
     refundMoved: fc.integer({ min: -1, max: 5 }),
     lateRefund: fc.nat({ max: 5 }),
+    accountTimezone: fc.constantFrom("UTC", "America/New_York"),
+    earlyOrderCustomer: fc.integer({ min: -1, max: n - 1 }),
   }),
 );
 
@@ -146,6 +171,91 @@ interface Request {
   path: string;
   body: Body;
 }
+
+const COHORTS = "/db-mgmt/api/query-cohort-analysis";
+/**
+ * Cohort range starts, the first day of a cohort period (in any timezone: the dates are local) or
+ * not: 08-01, 09-01 and 10-01 are the 1st of a month; 08-31, 09-21 and 09-28 Mondays; 09-15 and 09-29
+ * Tuesdays.
+ */
+const COHORT_STARTS = {
+  month: { aligned: ["2026-08-01", "2026-09-01", "2026-10-01"], unaligned: ["2026-08-31", "2026-09-15"] },
+  week: { aligned: ["2026-08-31", "2026-09-21", "2026-09-28"], unaligned: ["2026-09-01", "2026-09-29"] },
+} as const;
+/**
+ * Range ends at most a week before NOW (Tue 10-06 15:00 UTC), or after it: the cohort cells may
+ * answer. 09-30 lies before the orders moved into October in state 2.
+ */
+const RECENT_ENDS = ["2026-09-30", "2026-10-02", "3daysAgo", "yesterday", "today", "2026-10-31"];
+/** Range ends more than a week before NOW: answered raw. */
+const OLD_ENDS = ["2026-09-27", "10daysAgo"];
+/** The day a range end names, at NOW (the same day in UTC and New York at 15:00 UTC). */
+const dayOf = (end: string) => {
+  const ago = end === "today" ? 0 : end === "yesterday" ? 1 : /^(\d+)daysAgo$/.exec(end)?.[1];
+  return ago === undefined ? end : iso(Date.parse(NOW) - Number(ago) * DAY).slice(0, 10);
+};
+
+/**
+ * A cohort analysis request. `cellsCover`: only requests the cohort cells can answer (no filter, no
+ * override of the stored order settings but an equal one, UTC or the account's timezone, a range from
+ * a cohort period's first day to a recent day); otherwise any, the raw path's too.
+ */
+const cohortRequest = (cellsCover: boolean): fc.Arbitrary<Request> =>
+  fc
+    .record({
+      granularity: fc.constantFrom("month" as const, "week" as const),
+      aligned: cellsCover ? fc.constant(true) : fc.constantFrom(true, true, false),
+      start: fc.nat({ max: 2 }),
+      end: fc.constantFrom(...RECENT_ENDS, ...(cellsCover ? [] : OLD_ENDS)),
+      // undefined: the account's timezone.
+      timezone: fc.constantFrom("UTC", undefined, ...(cellsCover ? [] : ["America/New_York"])),
+      currency: fc.constantFrom("USD", "USD", "EUR", ...(cellsCover ? [] : ["GBP"])),
+      settings: cellsCover
+        ? fc.constantFrom("stored", "pendingOff")
+        : fc.constantFrom("stored", "stored", "pendingOff", "pending", "voided", "excludeEur"),
+      filter: cellsCover ? fc.constant("none") : fc.constantFrom("none", "none", "usd", "big"),
+      periods: fc.integer({ min: 1, max: 6 }),
+      measures: fc.constantFrom(undefined, undefined, ["orders.total_revenue", "customers.ltv"]),
+    })
+    .map((r) => {
+      const starts = COHORT_STARTS[r.granularity][r.aligned ? "aligned" : "unaligned"];
+      // A start after the end would be a 400 on both paths: the earliest start of the kind instead.
+      const start = starts[r.start % starts.length]!;
+      return {
+        path: COHORTS,
+        body: {
+          dateRange: { start: start > dayOf(r.end) ? starts[0] : start, end: r.end },
+          cohortGranularity: r.granularity,
+          periods: r.periods,
+          ...(r.timezone ? { timezone: r.timezone } : {}),
+          currency: r.currency,
+          ...(r.measures ? { measures: r.measures } : {}),
+          ...(r.settings === "stored"
+            ? {}
+            : {
+                orderSettings:
+                  r.settings === "pendingOff"
+                    ? { countPendingOrders: false }
+                    : r.settings === "pending"
+                      ? { countPendingOrders: true }
+                      : r.settings === "voided"
+                        ? { countVoidedOrders: true }
+                        : {
+                            exclusionFilters: [
+                              exclusion("no EUR", [
+                                { logic: "and", conditions: [["currency", "equals", "EUR"]] },
+                              ]),
+                            ],
+                          },
+              }),
+          ...(r.filter === "usd"
+            ? { filters: { field: "orders.currency", op: "equals", value: "USD" } }
+            : r.filter === "big"
+              ? { filters: { field: "orders.total_price", op: "gte", value: 150 } }
+              : {}),
+        },
+      };
+    });
 
 const request: fc.Arbitrary<Request> = fc.oneof(
   fc
@@ -277,7 +387,13 @@ const request: fc.Arbitrary<Request> = fc.oneof(
         attributionWindow: r.window,
       },
     })),
+  cohortRequest(false),
 );
+
+/** A store's requests: 4–6 of any kind, then one cohort request the cohort cells cover. */
+const requestLists: fc.Arbitrary<Request[]> = fc
+  .tuple(fc.array(request, { minLength: 4, maxLength: 6 }), cohortRequest(true))
+  .map(([mixed, covered]) => [...mixed, covered]);
 
 /** Loads records without refreshing the derived tables (identities are filed: merges are visible). */
 async function loadRaw(
@@ -324,6 +440,31 @@ async function derivedRows(
   };
 }
 
+/**
+ * What the derived-tables worker built for the pixel's cohorts: whether the cohort_cells table exists
+ * and holds rows of the pixel, and its latest build in cohort_builds (0: none, or no such table).
+ */
+async function cohortBuild(
+  pixelId: string,
+): Promise<{ cellsTable: boolean; cellRows: boolean; latestBuild: number }> {
+  const tables = (
+    await app.stores.warehouse.query<{ name: string }>(
+      "SELECT name FROM system.tables WHERE database = currentDatabase() AND name IN ('cohort_cells', 'cohort_builds')",
+    )
+  ).map((t) => t.name);
+  const count = async (sql: string) =>
+    Number((await app.stores.warehouse.query<{ n: string }>(sql, { p: pixelId }))[0]?.n ?? 0);
+  return {
+    cellsTable: tables.includes("cohort_cells"),
+    cellRows: tables.includes("cohort_cells")
+      ? (await count("SELECT toString(count()) AS n FROM cohort_cells WHERE pixel_id = {p:String}")) > 0
+      : false,
+    latestBuild: tables.includes("cohort_builds")
+      ? await count("SELECT toString(max(built_version)) AS n FROM cohort_builds WHERE pixel_id = {p:String}")
+      : 0,
+  };
+}
+
 /** Last-click credit by source over RANGE (30-day window), from the derived tables or raw data. */
 async function lastClickBySource(post: Awaited<ReturnType<typeof newPixel>>["post"], derived: boolean) {
   const body = {
@@ -358,9 +499,17 @@ async function newPixel() {
 describe("derived tables answer as raw data", () => {
   it("over generated stores, before and after late data and refreshes", async () => {
     let derivedServed = 0;
+    /** Answers with a customer to requests the cohort cells cover, in every state. */
+    let coveredCohorts = 0;
     await fc.assert(
-      fc.asyncProperty(store, fc.array(request, { minLength: 4, maxLength: 6 }), async (s, requests) => {
+      fc.asyncProperty(store, requestLists, async (s, requests) => {
+        const covered = requests[requests.length - 1];
         const { px, post } = await newPixel();
+        // Before anything is built or asked: the cohort cells cover UTC and this timezone.
+        await app.stores.sql.query("UPDATE accounts SET timezone = $1 WHERE id = $2", [
+          s.accountTimezone,
+          px.accountId,
+        ]);
         const ref = (c: number) => `cust-${c}`;
         const touchOf = (t: Store["touches"][number], i: number) =>
           touch(
@@ -385,6 +534,10 @@ describe("derived tables answer as raw data", () => {
               derived,
               `${state}: ${JSON.stringify(r)} → raw ${JSON.stringify(raw).slice(0, 400)}`,
             ).toEqual(raw);
+            if (r === covered) {
+              const body = (raw as { body: { cohorts?: { size: number }[] } }).body;
+              if (body.cohorts?.some((c) => c.size > 0)) coveredCohorts++;
+            }
           }
         };
 
@@ -453,6 +606,14 @@ describe("derived tables answer as raw data", () => {
             order("o-new", iso(RANGE_START + 30 * HOUR), "USD", 42.5, {
               customer: { id: ref(s.newOrderCustomer) },
             }),
+            // Before every order of this customer: their cohort moves to an earlier week and month.
+            ...(s.earlyOrderCustomer >= 0
+              ? [
+                  order("o-early", iso(RANGE_START - 32 * DAY + 10 * HOUR), "USD", 12.5, {
+                    customer: { id: ref(s.earlyOrderCustomer) },
+                  }),
+                ]
+              : []),
           ],
         });
         await check("late data, not refreshed");
@@ -465,6 +626,8 @@ describe("derived tables answer as raw data", () => {
       { numRuns: 10, endOnFailure: true },
     );
     expect(derivedServed).toBeGreaterThan(0);
+    // The cohort requests the cells cover did meet cohorts (a store whose orders are all pending has none).
+    expect(coveredCohorts).toBeGreaterThan(0);
   }, 300_000);
 
   it("a merge past the watermark moves credit at once; the refresh keeps it (worked example)", async () => {
@@ -736,6 +899,242 @@ describe("derived tables answer as raw data", () => {
       ids: [],
       hours: [],
       refundHours: [],
+    });
+  });
+
+  it("month cohorts answer from the cells, corrected for customers with late orders, as from raw orders (worked example)", async () => {
+    // Month cohorts in UTC, in USD, over 2026-08-01 – 2026-10-04 (two days before the suite's now,
+    // Tue 10-06 15:00: the cohort cells may answer), 3 periods; a period starting after now (November)
+    // is not reported. Orders (USD, paid unless said):
+    //   cust-a  a1 08-14 100, a2 10-02 50, a3 10-03 30
+    //   cust-b  b0 08-20 500 pending (not counted: B's first counted order is b1), b1 09-18 40, b2 10-04 60
+    //   cust-d  d1 08-05 10, d2 09-09 15, d3 10-05 5 (after the range's end: still period 2 of August,
+    //           and cust-d is read from raw orders even before any late data)
+    //   guest   g1 09-21 7 (no customer: a customer of its own)
+    // August, size 2 (A, D): p0 A+D 2 orders 110, LTV 55; p1 D 1 order 15, 50 %, LTV 62.5;
+    //   p2 A+D 3 orders 85, LTV 105.
+    // September, size 2 (B, guest): p0 2 orders 47, LTV 23.5; p1 B 1 order 60, 50 %, LTV 53.5.
+    // October, size 0: p0 empty (rate and LTV null).
+    // Pooled: p0 3 cohorts, size 4, retained 4, 4 orders, 157, LTV 157/4 = 39.25; p1 2 cohorts, size
+    //   4, retained 2 (50 %), 2 orders, 75, LTV (125 + 107)/4 = 58; p2 1 cohort, size 2, 3 orders, 85, LTV 105.
+    //
+    // Then, not refreshed: B orders b-early 08-25 (20) — B moves into August; a3 moves to 09-12
+    // (updatedAt 10-05: October keeps a tombstone); cust-c orders c1 10-03 (25).
+    // August, size 3 (A, B, D): p0 a1 + b-early + d1 = 130, LTV 43.33; p1 a3 + b1 + d2 = 85, LTV
+    //   215/3 = 71.67; p2 a2 + b2 + d3 = 115, LTV 110 — 3 retained, 3 orders in each.
+    // September, size 1 (guest): p0 1 order 7, LTV 7; p1 empty, 0 %, LTV 7.
+    // October, size 1 (C): p0 1 order 25, LTV 25.
+    // Pooled: p0 3 cohorts, size 5, 5 retained, 5 orders, 162, LTV 32.4; p1 2 cohorts, size 4, 3
+    //   retained (75 %), 3 orders, 85, LTV (215 + 7)/4 = 55.5; p2 1 cohort, size 3, 3 orders, 115, LTV 110.
+    // The same after the refresh. In each state, other requests answer alike on both paths: weeks from
+    // Mon 08-03 to today (from the cells too) and, answered raw, pending orders counted, New York, a filter.
+    const { px, post } = await newPixel();
+    const of = (id: string) => ({ customer: { id } });
+    await loadRaw(app, px.pixelId, px, {
+      orders: [
+        order("a1", "2026-08-14T12:00:00Z", "USD", 100, of("cust-a")),
+        order("a2", "2026-10-02T12:00:00Z", "USD", 50, of("cust-a")),
+        order("a3", "2026-10-03T09:00:00Z", "USD", 30, of("cust-a")),
+        order("b0", "2026-08-20T10:00:00Z", "USD", 500, { ...of("cust-b"), financialStatus: "pending" }),
+        order("b1", "2026-09-18T10:00:00Z", "USD", 40, of("cust-b")),
+        order("b2", "2026-10-04T10:00:00Z", "USD", 60, of("cust-b")),
+        order("d1", "2026-08-05T09:00:00Z", "USD", 10, of("cust-d")),
+        order("d2", "2026-09-09T09:00:00Z", "USD", 15, of("cust-d")),
+        order("d3", "2026-10-05T09:00:00Z", "USD", 5, of("cust-d")),
+        order("g1", "2026-09-21T12:00:00Z", "USD", 7),
+      ],
+    });
+    await app.services.derivedWorker.runOnce(0);
+    const built = await cohortBuild(px.pixelId);
+    // Soft: the answers below are checked even before the feature builds the cells.
+    expect
+      .soft(built, "the first runOnce(0) builds the pixel's cohort cells (cohort_cells, cohort_builds)")
+      .toMatchObject({ cellsTable: true, cellRows: true });
+    expect.soft(built.latestBuild, "the pixel's build in cohort_builds").toBeGreaterThan(0);
+
+    const base = {
+      dateRange: { start: "2026-08-01", end: "2026-10-04" },
+      cohortGranularity: "month",
+      periods: 3,
+      timezone: "UTC",
+      currency: "USD",
+    };
+    const ask = async (derived: boolean, extra: Body = {}) =>
+      (await post({ ...base, ...extra }, { path: COHORTS, derived })) as { status: number; body: unknown };
+    const cohorts = async (derived: boolean) => {
+      const res = await ask(derived);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const body = res.body as {
+        cohorts: { cohort: string; size: number; periods: Body[] }[];
+        average: { periods: Body[] };
+      };
+      return {
+        cohorts: body.cohorts.map((c) => ({ cohort: c.cohort, size: c.size, periods: c.periods })),
+        average: body.average.periods,
+      };
+    };
+    const p = (
+      k: number,
+      retained: number,
+      rate: number | null,
+      orders: number,
+      revenue: number,
+      ltv: number | null,
+    ) => ({
+      period: k,
+      "customers.retained": retained,
+      "customers.retention_rate": rate,
+      "orders.count": orders,
+      "orders.total_revenue": revenue,
+      "customers.ltv": ltv,
+    });
+    const expectAnswer = async (state: string, expected: Awaited<ReturnType<typeof cohorts>>) => {
+      for (const derived of [true, false]) {
+        const got = await cohorts(derived);
+        expect({ state, derived, ...got }).toEqual({ state, derived, ...expected });
+      }
+      for (const extra of [
+        { orderSettings: { countPendingOrders: true } },
+        { timezone: "America/New_York" },
+        { cohortGranularity: "week", dateRange: { start: "2026-08-03", end: "today" } },
+        { filters: { field: "orders.total_price", op: "gte", value: 20 } },
+      ]) {
+        expect({ state, extra, ...(await ask(true, extra)) }).toEqual({
+          state,
+          extra,
+          ...(await ask(false, extra)),
+        });
+      }
+    };
+
+    await expectAnswer("built", {
+      cohorts: [
+        {
+          cohort: "2026-08-01",
+          size: 2,
+          periods: [p(0, 2, 100, 2, 110, 55), p(1, 1, 50, 1, 15, 62.5), p(2, 2, 100, 3, 85, 105)],
+        },
+        { cohort: "2026-09-01", size: 2, periods: [p(0, 2, 100, 2, 47, 23.5), p(1, 1, 50, 1, 60, 53.5)] },
+        { cohort: "2026-10-01", size: 0, periods: [p(0, 0, null, 0, 0, null)] },
+      ],
+      average: [
+        { ...p(0, 4, 100, 4, 157, 39.25), cohorts: 3 },
+        { ...p(1, 2, 50, 2, 75, 58), cohorts: 2 },
+        { ...p(2, 2, 100, 3, 85, 105), cohorts: 1 },
+      ],
+    });
+
+    await loadRaw(app, px.pixelId, px, {
+      orders: [
+        order("b-early", "2026-08-25T10:00:00Z", "USD", 20, of("cust-b")),
+        order("a3", "2026-09-12T09:00:00Z", "USD", 30, {
+          ...of("cust-a"),
+          updatedAt: "2026-10-05T00:00:00Z",
+        }),
+        order("c1", "2026-10-03T08:00:00Z", "USD", 25, of("cust-c")),
+      ],
+    });
+    const late = {
+      cohorts: [
+        {
+          cohort: "2026-08-01",
+          size: 3,
+          periods: [p(0, 3, 100, 3, 130, 43.33), p(1, 3, 100, 3, 85, 71.67), p(2, 3, 100, 3, 115, 110)],
+        },
+        { cohort: "2026-09-01", size: 1, periods: [p(0, 1, 100, 1, 7, 7), p(1, 0, 0, 0, 0, 7)] },
+        { cohort: "2026-10-01", size: 1, periods: [p(0, 1, 100, 1, 25, 25)] },
+      ],
+      average: [
+        { ...p(0, 5, 100, 5, 162, 32.4), cohorts: 3 },
+        { ...p(1, 3, 75, 3, 85, 55.5), cohorts: 2 },
+        { ...p(2, 3, 100, 3, 115, 110), cohorts: 1 },
+      ],
+    };
+    await expectAnswer("late data, not refreshed", late);
+
+    await app.services.derivedWorker.runOnce(0);
+    const rebuilt = await cohortBuild(px.pixelId);
+    expect
+      .soft(rebuilt, "the refresh keeps the pixel's cohort cells")
+      .toMatchObject({ cellsTable: true, cellRows: true });
+    // Order rows arrived after the first build's cutoff: runOnce(0) (settling) builds again.
+    expect
+      .soft(
+        rebuilt.latestBuild,
+        "runOnce(0) after order rows past the cutoff: a newer build in cohort_builds",
+      )
+      .toBeGreaterThan(built.latestBuild);
+    await expectAnswer("refreshed", late);
+  });
+
+  it("a cohort emptied by late data converts nothing: no rate is missing (worked example)", async () => {
+    // Week cohorts in UTC, in GBP (a rate from 10-01 only: 0.8 per USD), from Mon 09-28 to 10-04,
+    // 2 periods. cust-e orders e1 on Tue 09-29 (USD 10), cust-f f1 on 10-02 (USD 20 = GBP 16). Built:
+    // e1 needs a GBP rate on 09-29 — a 400 naming GBP, on both paths. Then, not refreshed, cust-e
+    // orders e0 on 09-10 (USD 5): their cohort is the week of 09-07, out of the range, and no order
+    // left in the range needs a rate before 10-01. The week of 09-28, size 1 (cust-f): p0 1 retained,
+    // 1 order, GBP 16, LTV 16; p1 (the week of 10-05, begun by now) empty, LTV 16. The cells' form
+    // takes cust-e's 09-29 contribution back out; the cell it leaves empty must not ask for a rate.
+    const { px, post } = await newPixel();
+    const of = (id: string) => ({ customer: { id } });
+    await loadRaw(app, px.pixelId, px, {
+      orders: [
+        order("e1", "2026-09-29T12:00:00Z", "USD", 10, of("cust-e")),
+        order("f1", "2026-10-02T12:00:00Z", "USD", 20, of("cust-f")),
+      ],
+    });
+    await app.services.derivedWorker.runOnce(0);
+    const body = {
+      dateRange: { start: "2026-09-28", end: "2026-10-04" },
+      cohortGranularity: "week",
+      periods: 2,
+      timezone: "UTC",
+      currency: "GBP",
+      measures: ["customers.retained", "orders.count", "orders.total_revenue", "customers.ltv"],
+    };
+    const both = async () => {
+      const { derived, raw } = await answers(post, { path: COHORTS, body });
+      expect(derived, `raw: ${JSON.stringify(raw)}`).toEqual(raw);
+      return raw as { status: number; body: { message?: string; cohorts?: Body[] } };
+    };
+    const built = await both();
+    expect(built.status).toBe(400);
+    expect(JSON.stringify(built.body)).toContain("GBP");
+
+    await loadRaw(app, px.pixelId, px, {
+      orders: [order("e0", "2026-09-10T12:00:00Z", "USD", 5, of("cust-e"))],
+    });
+    const answer = [
+      {
+        cohort: "2026-09-28",
+        start: "2026-09-28T00:00:00Z",
+        end: "2026-10-05T00:00:00Z",
+        size: 1,
+        periods: [
+          {
+            period: 0,
+            "customers.retained": 1,
+            "orders.count": 1,
+            "orders.total_revenue": 16,
+            "customers.ltv": 16,
+          },
+          {
+            period: 1,
+            "customers.retained": 0,
+            "orders.count": 0,
+            "orders.total_revenue": 0,
+            "customers.ltv": 16,
+          },
+        ],
+      },
+    ];
+    const late = await both();
+    expect({ status: late.status, cohorts: late.body.cohorts }).toEqual({ status: 200, cohorts: answer });
+    await app.services.derivedWorker.runOnce(0);
+    const refreshed = await both();
+    expect({ status: refreshed.status, cohorts: refreshed.body.cohorts }).toEqual({
+      status: 200,
+      cohorts: answer,
     });
   });
 

@@ -707,6 +707,12 @@ export const GOLDEN_CASES: GoldenCase[] = [
     dateRange: { start: "2026-01-05", end: "2026-03-01" },
     measures: ["customers.retained", "orders.total_revenue", "customers.ltv"],
   }),
+  cohorts("cohorts-week-cells", "weekly cohorts in America/New_York to today, from the cohort cells", {
+    cohortGranularity: "week",
+    periods: 6,
+    timezone: NY,
+    dateRange: { start: "2026-01-05", end: "2026-03-15" },
+  }),
   cohorts("cohorts-filters-order-settings", "orders. filters and order settings decide the first order", {
     filters: {
       and: [
@@ -739,7 +745,18 @@ export function compileCase(c: GoldenCase): GoldenStatement[] {
     }
     case "query-cohort-analysis": {
       const plan = planCohorts(resolveCohorts(cohortQuerySchema.parse(body), env));
-      return [{ source: "orders", period: "primary", sql: plan.sql, params: plan.params }];
+      const d = plan.derived;
+      return withDerived([
+        {
+          source: "orders",
+          period: "primary",
+          sql: plan.sql,
+          params: plan.params,
+          ...(d
+            ? { derived: { sql: d.sql, params: d.params, current: { sql: d.current, params: d.params } } }
+            : {}),
+        },
+      ]);
     }
   }
 }

@@ -11,9 +11,9 @@ import { ValidationError } from "../../src/errors.js";
 import { FIELD_BY_NAME, FIELDS, OPERATORS_BY_TYPE } from "../../src/query/filters/fields.js";
 import type { Filter } from "../../src/query/filters/schema.js";
 import { MEASURES } from "../../src/query/measures.js";
-import { planAttributionQuery, planGeneralQuery, type QueryPlan } from "../../src/query/plan.js";
-import type { QueryEnvironment } from "../../src/query/resolve.js";
-import { attributionQuerySchema, generalQuerySchema } from "../../src/query/schemas.js";
+import { planAttributionQuery, planCohorts, planGeneralQuery, type QueryPlan } from "../../src/query/plan.js";
+import { type QueryEnvironment, resolveCohorts } from "../../src/query/resolve.js";
+import { attributionQuerySchema, cohortQuerySchema, generalQuerySchema } from "../../src/query/schemas.js";
 import { wholeHourOffsets } from "../../src/query/time.js";
 
 const ENV: QueryEnvironment = {
@@ -562,5 +562,61 @@ describe("a compare period", () => {
       "refunds+ads/compare",
       "attribution/compare",
     ]);
+  });
+});
+
+describe("which cohort queries the cohort cells answer", () => {
+  // now 2026-03-15T12:00Z; the account in Europe/Berlin, default settings (only kind 1 counted).
+  const cells = (body: Record<string, unknown>, env: QueryEnvironment = ENV) =>
+    planCohorts(
+      resolveCohorts(
+        cohortQuerySchema.parse({
+          pixelId: "px_1",
+          dateRange: { start: "2025-10-01", end: "2026-03-15" },
+          cohortGranularity: "month",
+          ...body,
+        }),
+        env,
+      ),
+    ).derived;
+
+  it("a range from a month's first day to today: the cells, for the query's timezone and counting", () => {
+    const d = cells({});
+    expect(d).toMatchObject({ timezone: "Europe/Berlin", mask: 1, end: "2026-03-15 23:00:00.000" });
+    expect(cells({ timezone: "UTC", orderSettings: { countPendingOrders: true } })).toMatchObject({
+      timezone: "UTC",
+      mask: 3,
+    });
+    // Weeks start on Monday: 2026-01-05 is one.
+    expect(
+      cells({ cohortGranularity: "week", dateRange: { start: "2026-01-05", end: "2026-03-15" } }),
+    ).toBeDefined();
+  });
+
+  it("raw where the cells cannot know: a filter, an exclusion filter, an unaligned start, an old end", () => {
+    expect(cells({ filters: { field: "orders.country", op: "equals", value: "US" } })).toBeUndefined();
+    expect(cells({ dateRange: { start: "2025-10-02", end: "2026-03-15" } })).toBeUndefined();
+    expect(
+      cells({ cohortGranularity: "week", dateRange: { start: "2026-01-06", end: "2026-03-15" } }),
+    ).toBeUndefined();
+    // The range ends 2026-03-08 (Berlin): its end instant is more than 7 days before now.
+    expect(cells({ dateRange: { start: "2025-10-01", end: "2026-03-07" } })).toBeUndefined();
+    expect(cells({ dateRange: { start: "2025-10-01", end: "2026-03-08" } })).toBeDefined();
+    const excluding = {
+      ...ENV,
+      storedOrderSettings: {
+        ...DEFAULT_ORDER_SETTINGS,
+        exclusionFilters: [
+          {
+            name: "tests",
+            enabled: true,
+            conditionGroups: [
+              { logic: "and", conditions: [{ field: "tags", operator: "contains", value: "test" }] },
+            ],
+          },
+        ],
+      },
+    } as QueryEnvironment;
+    expect(cells({}, excluding)).toBeUndefined();
   });
 });

@@ -71,7 +71,9 @@ export function withinSpans(col: string, spans: Spans): string {
  * `only` narrows the orders read to the ones the caller can use, inside the FINAL read (the engine
  * does not push a filter through the CTE): `created` — created in one of the spans [start, end),
  * which prunes the months outside them; `refunded` — with a refund created in one of them, looked up
- * by the sort key. Ignored with numbering, which needs every earlier order of a customer.
+ * by the sort key; `rows` — a condition of the caller's on the sort key and months (it must select
+ * whole versions: every row of an order in a month, or none). Ignored with numbering, which needs
+ * every earlier order of a customer.
  */
 export function countedOrdersCte(
   pixel: string,
@@ -79,7 +81,7 @@ export function countedOrdersCte(
   b: Binder,
   timezone: string,
   numbering: boolean,
-  only?: { created: Spans } | { refunded: Spans },
+  only?: { created: Spans } | { refunded: Spans } | { rows: string },
 ): string {
   const key = customerKeySql("o");
   const numberCols = numbering
@@ -91,7 +93,9 @@ export function countedOrdersCte(
       ? ""
       : "created" in only
         ? ` AND ${withinSpans("created_at", only.created)}`
-        : ` AND order_id IN (SELECT order_id FROM refunds FINAL WHERE pixel_id = ${pixel} AND ${withinSpans("created_at", only.refunded)})`;
+        : "rows" in only
+          ? ` AND ${only.rows}`
+          : ` AND order_id IN (SELECT order_id FROM refunds FINAL WHERE pixel_id = ${pixel} AND ${withinSpans("created_at", only.refunded)})`;
   return `co AS (
   SELECT o.*, ${key} AS customer_key${numberCols}
   FROM (SELECT * FROM orders FINAL WHERE pixel_id = ${pixel}${inRange}) AS o

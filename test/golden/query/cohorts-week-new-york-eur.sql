@@ -9,25 +9,27 @@ co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
   FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p0:String}) AS o
   WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
-),
-walked AS (
-  SELECT o.created_at AS created_at, o.total_price AS total_price, o.currency AS currency,
-    first_value(o.created_at) OVER per_customer AS first_at,
-    row_number() OVER per_customer = 1
-      OR toMonday(lagInFrame(o.created_at) OVER per_customer, {p1:String}) != toMonday(o.created_at, {p1:String}) AS opens_period
-  FROM co AS o WHERE 1
-  WINDOW per_customer AS (PARTITION BY cityHash64(o.customer_key), o.customer_key ORDER BY o.created_at, o.order_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 )
 SELECT toUnixTimestamp(toDateTime(q.cohort, {p1:String})) AS cohort_key, q.period AS period,
   toFloat64(sum(q.retained)) AS retained, toFloat64(sum(q.orders)) AS orders,
   sum(if(q.revenue = 0, 0., q.revenue * if(q.cur = {p2:String}, 1., if({p2:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)))) AS revenue, minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '')), multiIf(q.cur = {p2:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p2:String} != 'USD' AND ft.rate = 0, {p2:String}, '') != '') AS fx_missing
 FROM (
-  SELECT toMonday(first_at, {p1:String}) AS cohort, intDiv(dateDiff('day', cohort, toMonday(created_at, {p1:String})), 7) AS period, currency AS cur, toDate(created_at) AS fx_day,
-    toUInt8(1) AS fx_k, countIf(opens_period) AS retained, count() AS orders, sum(toFloat64(total_price)) AS revenue
-  FROM walked
+  SELECT cohort, period, currency AS cur, fx_day, toUInt8(1) AS fx_k, sum(retained) AS retained, sum(orders) AS orders,
+    toFloat64(sum(revenue)) AS revenue
+  FROM (SELECT toMonday(first_at, {p1:String}) AS cohort, intDiv(dateDiff('day', cohort, toMonday(created_at, {p1:String})), 7) AS period,
+    currency, toDate(created_at) AS fx_day,
+    toInt64(countIf(opens_period)) AS retained, toInt64(count()) AS orders, sum(total_price) AS revenue
+  FROM (SELECT o.created_at AS created_at, o.total_price AS total_price, o.currency AS currency,
+    first_value(o.created_at) OVER per_customer AS first_at,
+    row_number() OVER per_customer = 1
+      OR toMonday(lagInFrame(o.created_at) OVER per_customer, {p1:String}) != toMonday(o.created_at, {p1:String}) AS opens_period
+  FROM co AS o WHERE 1
+  WINDOW per_customer AS (PARTITION BY cityHash64(o.customer_key), o.customer_key ORDER BY o.created_at, o.order_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW))
   WHERE first_at >= {p3:DateTime64(3, 'UTC')} AND first_at < {p4:DateTime64(3, 'UTC')}
-    AND intDiv(dateDiff('day', cohort, toMonday(created_at, {p1:String})), 7) < {p5:Int64}
+    AND period < {p5:Int64}
+  GROUP BY cohort, period, currency, fx_day)
   GROUP BY cohort, period, cur, fx_day
+  HAVING orders != 0
 ) AS q
 ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
 ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
