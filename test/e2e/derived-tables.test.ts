@@ -303,7 +303,7 @@ const request: fc.Arbitrary<Request> = fc.oneof(
                   ...(r.touchFilter
                     ? [{ field: "attribution.source", op: "in", value: ["google", "klaviyo"] }]
                     : []),
-                  ...(r.orderFilter ? [{ field: "orders.currency", op: "eq", value: "USD" }] : []),
+                  ...(r.orderFilter ? [{ field: "orders.currency", op: "equals", value: "USD" }] : []),
                 ],
               },
             }
