@@ -146,7 +146,8 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
       ? {
           fresh: (pixelId: string, version: string, options?: { customers?: boolean }) =>
             freshIds.of(pixelId, version, options),
-          cohortBuild: (pixelId: string, version: string) => freshIds.cohorts(pixelId, version),
+          cohortBuild: (pixelId: string, version: string, wanted: { timezone: string; mask: number }) =>
+            freshIds.cohorts(pixelId, version, wanted),
         }
       : {}),
   });

@@ -4,7 +4,8 @@
 -- revenue per period, currency and UTC day (cohort_cells). A cohort query reads the cells and corrects
 -- them for the customers whose orders changed since the build (the snapshot says what the cells hold
 -- for them), instead of walking every order of the pixel. Each build writes one of two slots, so a
--- query reading the current slot never meets a build in progress; cohort_builds records each build.
+-- query reading the current slot never meets a build in progress; cohort_builds records each build
+-- when it is done (one row per pixel once merged: the latest).
 --
 -- cohort_orders is read by customer key for a few hundred customers at a time: small granules keep
 -- such a read to their part of the table.
@@ -52,7 +53,8 @@ CREATE TABLE IF NOT EXISTS cohort_builds (
   cutoff         DateTime64(3, 'UTC'),
   fresh_after    DateTime64(3, 'UTC'),
   timezones      Array(String),
-  masks          Array(UInt8)
+  masks          Array(UInt8),
+  recorded_at    DateTime64(3, 'UTC') DEFAULT now64(3)
 )
 ENGINE = ReplacingMergeTree(built_version)
-ORDER BY (pixel_id, built_version);
+ORDER BY pixel_id;

@@ -63,16 +63,16 @@ GROUP BY cohort, period, currency, fx_day`;
 }
 
 /**
- * The pixel's latest build: how many order rows arrived after its cutoff, and `unsure`: whether it
- * treats rows before its cutoff as new (it read closer to the clock than the margin) and the margin
- * has passed since, so a build now would not (`{margin}` in ms). `safe`: the latest instant a build
- * reading now can vouch for (the clock less the margin).
+ * The pixel's latest build: how long ago it was recorded (`age_s`), how many order rows arrived after
+ * its cutoff, and `unsure`: whether it treats rows before its cutoff as new (it read closer to the
+ * clock than the margin) and the margin has passed since, so a build now would not (`{margin}` in ms).
+ * `safe`: the latest instant a build reading now can vouch for (the clock less the margin).
  */
 export const COHORT_STATE_SQL = `WITH (SELECT max(built_version) FROM cohort_builds WHERE pixel_id = ${PIXEL}) AS v,
   (SELECT any(cutoff) FROM cohort_builds WHERE pixel_id = ${PIXEL} AND built_version = v) AS c,
   now64(3, 'UTC') - toIntervalMillisecond({margin:UInt32}) AS safe_at
 SELECT count() AS builds, any(slot) AS slot, any(timezones) AS timezones, any(masks) AS masks,
-  toUInt64(greatest(0, toUnixTimestamp64Milli(now64(3, 'UTC')) - toInt64(v)) / 1000) AS age_s,
+  toUInt64(greatest(0, toUnixTimestamp64Milli(now64(3, 'UTC')) - toUnixTimestamp64Milli(any(recorded_at))) / 1000) AS age_s,
   (SELECT count() FROM orders WHERE pixel_id = ${PIXEL} AND ingested_at > c) AS rows_after,
   count() > 0 AND any(fresh_after) < c AND c <= safe_at AS unsure,
   toString(safe_at) AS safe
@@ -80,51 +80,52 @@ FROM cohort_builds WHERE pixel_id = ${PIXEL} AND built_version = v`;
 
 /**
  * Pixels whose derived tables are built and whose cohort cells are not, or are unsure (as above) and
- * at least `{interval}` ms old: the worker builds them even with nothing new to refresh.
+ * were recorded at least `{interval}` ms ago: the worker builds them even with nothing new to refresh.
  */
 export const COHORT_BUILDS_DUE_SQL = `WITH latest AS (
-  SELECT pixel_id, argMax(cutoff, built_version) AS c, argMax(fresh_after, built_version) AS f, max(built_version) AS v
+  SELECT pixel_id, argMax(cutoff, built_version) AS c, argMax(fresh_after, built_version) AS f,
+    argMax(recorded_at, built_version) AS r
   FROM cohort_builds GROUP BY pixel_id
 )
 SELECT DISTINCT w.pixel_id AS pixel_id FROM derived_watermarks AS w LEFT JOIN latest AS b ON b.pixel_id = w.pixel_id
 WHERE w.name = {name:String} AND (b.pixel_id = ''
   OR (b.f < b.c AND b.c <= now64(3, 'UTC') - toIntervalMillisecond({margin:UInt32})
-    AND toUnixTimestamp64Milli(now64(3, 'UTC')) - toInt64(b.v) >= {interval:UInt64}))
+    AND toUnixTimestamp64Milli(now64(3, 'UTC')) - toUnixTimestamp64Milli(b.r) >= {interval:UInt64}))
 ORDER BY pixel_id`;
 
 /** Rebuild once this many order rows arrived after the build, or any did and the build is this old. */
 export const COHORT_REBUILD_ROWS = 1_000;
 export const COHORT_REBUILD_AGE_S = 300;
 /**
- * Never sooner after the previous build (DERIVED_COHORT_INTERVAL_MS): the build after next overwrites
- * the slot a query may have read its build from, and a process keeps a build for half of it at most
- * (a query then runs for well under a second).
+ * The least time from a build's record to the start of the next (DERIVED_COHORT_INTERVAL_MS): the
+ * build after next overwrites the slot a query may have read its build from. A process stops using a
+ * build half of it after it read it, and reads the newer one once it is recorded, so a query whose
+ * statement runs for less than the other half (well under a second here) never meets a slot being
+ * overwritten.
  */
 export const COHORT_MIN_INTERVAL_MS = 60_000;
 
-/**
- * The customers a query must correct the cells for, of the build with cutoff `{cutoff}` in `{slot}`:
- * every customer an order row past the cutoff is counted for now or was in the snapshot (at most
- * MAX_FRESH_CUSTOMERS + 1). A scalar subquery.
- */
-export function cohortFreshCustomersSql(): string {
-  return `(SELECT groupUniqArray(${MAX_FRESH_CUSTOMERS + 1})(k) FROM (
-  SELECT ${customerKeySql("o")} AS k FROM orders AS o WHERE o.pixel_id = ${PIXEL} AND o.ingested_at > {cutoff:DateTime64(3, 'UTC')}
-  UNION ALL
-  SELECT customer_key AS k FROM cohort_orders WHERE pixel_id = ${PIXEL} AND slot = ${SLOT}
-    AND order_id IN (SELECT order_id FROM orders WHERE pixel_id = ${PIXEL} AND ingested_at > {cutoff:DateTime64(3, 'UTC')})
-  ))`;
-}
+/** At most this many rows past a build's cutoff are looked at: more, and queries read raw. */
+const MAX_CHANGED_ROWS = 4 * MAX_FRESH_CUSTOMERS;
 
 /**
- * The orders with a row past the cutoff `{cutoff}` (at most MAX_FRESH_CUSTOMERS + 1) and the first
- * instant of the earliest month of those rows: a one-row subquery with `orders` and `orders_from`.
+ * The order rows past the cutoff `{cutoff}`, bounded: how many were read (more than MAX_CHANGED_ROWS:
+ * too many to correct for), their orders and the customers they are counted for now (at most
+ * MAX_FRESH_CUSTOMERS + 1 of each), and the first instant of the earliest month of those rows.
  */
-export function cohortFreshOrdersSql(): string {
-  return `(SELECT groupUniqArray(${MAX_FRESH_CUSTOMERS + 1})(order_id) AS orders,
-    toString(toDateTime64(toStartOfMonth(min(created_at)), 3, 'UTC')) AS orders_from
-  FROM orders WHERE pixel_id = ${PIXEL} AND ingested_at > {cutoff:DateTime64(3, 'UTC')})`;
-}
+export const COHORT_CHANGED_SQL = `SELECT count() AS n, groupUniqArray(${MAX_FRESH_CUSTOMERS + 1})(order_id) AS orders,
+  groupUniqArray(${MAX_FRESH_CUSTOMERS + 1})(k) AS customers,
+  toString(toDateTime64(toStartOfMonth(min(created_at)), 3, 'UTC')) AS orders_from
+FROM (
+  SELECT o.order_id AS order_id, o.created_at AS created_at, ${customerKeySql("o")} AS k
+  FROM orders AS o WHERE o.pixel_id = ${PIXEL} AND o.ingested_at > {cutoff:DateTime64(3, 'UTC')}
+  LIMIT ${MAX_CHANGED_ROWS + 1}
+)`;
+export const MAX_COHORT_CHANGED_ROWS = MAX_CHANGED_ROWS;
+
+/** The customers the snapshot in `{slot}` counts the orders `{orders}` for (at most MAX_FRESH_CUSTOMERS + 1). */
+export const COHORT_SNAPSHOT_CUSTOMERS_SQL = `SELECT groupUniqArray(${MAX_FRESH_CUSTOMERS + 1})(customer_key) AS customers
+FROM cohort_orders WHERE pixel_id = ${PIXEL} AND slot = ${SLOT} AND order_id IN {orders:Array(String)}`;
 
 /** Customers with a snapshot order created at or after `{end}` (at most MAX_FRESH_CUSTOMERS + 1). */
 export function cohortLateCustomersSql(): string {

@@ -1,6 +1,11 @@
 import { LRUCache } from "lru-cache";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
-import { COHORT_MIN_INTERVAL_MS, cohortFreshCustomersSql, cohortFreshOrdersSql } from "./cohort-cells.js";
+import {
+  COHORT_CHANGED_SQL,
+  COHORT_MIN_INTERVAL_MS,
+  COHORT_SNAPSHOT_CUSTOMERS_SQL,
+  MAX_COHORT_CHANGED_ROWS,
+} from "./cohort-cells.js";
 import {
   BEFORE_EVERYTHING,
   freshIdsSql,
@@ -34,10 +39,27 @@ export interface Fresh {
   refundHours: string[] | null;
 }
 
+interface CohortBuildRow {
+  slot: number;
+  cutoff: string;
+  timezones: string[];
+  masks: number[];
+}
+interface CohortChanges {
+  customers: string[] | null;
+  orders: string[];
+  ordersFrom: string;
+}
+interface KeptBuild {
+  row: CohortBuildRow | null;
+  changed?: CohortChanges;
+}
+
 /**
  * A pixel's current cohort build (docs/derived-tables.md, "cohort_cells") and the customers a query
  * corrects its cells for: those an order row past its cutoff is or was counted for (null: too many).
- * `cutoff` is the build's `fresh_after`: its snapshot's cutoff less the margin.
+ * `cutoff` is the build's `fresh_after`: its snapshot's cutoff, or less for a build that read closer
+ * to the clock than the margin.
  */
 export interface CohortBuild {
   slot: number;
@@ -59,7 +81,7 @@ export interface CohortBuild {
 export class FreshIds {
   private readonly kept = new LRUCache<string, { fresh: Fresh; since: string }>({ max: 2000 });
 
-  private readonly builds: LRUCache<string, { build: CohortBuild | null }> | null;
+  private readonly builds: LRUCache<string, KeptBuild> | null;
 
   /** `cohortIntervalMs`: the least time between two cohort builds (a build is kept half of it). */
   constructor(
@@ -71,15 +93,30 @@ export class FreshIds {
   }
 
   /**
-   * The pixel's cohort build at a data version (null: none yet). Kept like the sets above (a newer
-   * build at the same data version only has fewer customers to correct), but for half the least
-   * interval between builds at most: its slot is overwritten by the build after next, never sooner
-   * than that interval after the next one.
+   * The pixel's cohort build at a data version, when it covers the query's timezone and counting
+   * (null: none yet, or it does not). Kept like the sets above (a newer build at the same data version
+   * only has fewer customers to correct), but for half the least interval between builds at most (see
+   * COHORT_MIN_INTERVAL_MS). What to correct for is read only for a build that covers the query, and
+   * gives up past MAX_COHORT_CHANGED_ROWS rows.
    */
-  async cohorts(pixelId: string, version: string): Promise<CohortBuild | null> {
+  async cohorts(
+    pixelId: string,
+    version: string,
+    wanted: { timezone: string; mask: number },
+  ): Promise<CohortBuild | null> {
     const key = `${pixelId}\u0000${version}`;
-    const kept = this.builds?.get(key);
-    if (kept) return kept.build;
+    let kept = this.builds?.get(key);
+    if (!kept) {
+      kept = { row: await this.cohortBuildRow(pixelId) };
+      this.builds?.set(key, kept);
+    }
+    const row = kept.row;
+    if (!row || !row.timezones.includes(wanted.timezone) || !row.masks.includes(wanted.mask)) return null;
+    kept.changed ??= await this.cohortChanges(pixelId, row);
+    return { ...row, ...kept.changed };
+  }
+
+  private async cohortBuildRow(pixelId: string): Promise<CohortBuildRow | null> {
     const [row] = await this.warehouse.query<{
       builds: number | string;
       slot: number | string;
@@ -92,33 +129,37 @@ export class FreshIds {
 FROM (SELECT * FROM cohort_builds WHERE pixel_id = {pixel:String} ORDER BY built_version DESC LIMIT 1)`,
       { pixel: pixelId },
     );
-    let build: CohortBuild | null = null;
-    if (row && Number(row.builds) > 0) {
-      const slot = Number(row.slot);
-      const [fresh] = await this.warehouse.query<{
-        customers: string[];
-        orders: string[];
-        orders_from: string;
-      }>(
-        `SELECT ${cohortFreshCustomersSql()} AS customers, o.orders AS orders, o.orders_from AS orders_from
-FROM ${cohortFreshOrdersSql()} AS o`,
-        { pixel: pixelId, slot, cutoff: row.cutoff },
-      );
-      const customers = fresh?.customers ?? [];
-      const orders = fresh?.orders ?? [];
-      const many = customers.length > MAX_FRESH_CUSTOMERS || orders.length > MAX_FRESH_CUSTOMERS;
-      build = {
-        slot,
-        cutoff: row.cutoff,
-        timezones: row.timezones,
-        masks: row.masks.map(Number),
-        customers: many ? null : customers.sort(),
-        orders: orders.sort(),
-        ordersFrom: fresh?.orders_from ?? BEFORE_EVERYTHING,
-      };
-    }
-    this.builds?.set(key, { build });
-    return build;
+    if (!row || Number(row.builds) === 0) return null;
+    return {
+      slot: Number(row.slot),
+      cutoff: row.cutoff,
+      timezones: row.timezones,
+      masks: row.masks.map(Number),
+    };
+  }
+
+  /** The orders with a row past the build's `fresh_after` and every customer they are or were counted for. */
+  private async cohortChanges(pixelId: string, row: CohortBuildRow): Promise<CohortChanges> {
+    const [changed] = await this.warehouse.query<{
+      n: number | string;
+      orders: string[];
+      customers: string[];
+      orders_from: string;
+    }>(COHORT_CHANGED_SQL, { pixel: pixelId, cutoff: row.cutoff });
+    const orders = changed?.orders ?? [];
+    const now = changed?.customers ?? [];
+    const tooMany = { customers: null, orders: [], ordersFrom: BEFORE_EVERYTHING };
+    if (Number(changed?.n ?? 0) > MAX_COHORT_CHANGED_ROWS || orders.length > MAX_FRESH_CUSTOMERS)
+      return tooMany;
+    if (orders.length === 0) return { customers: [], orders: [], ordersFrom: BEFORE_EVERYTHING };
+    const [then] = await this.warehouse.query<{ customers: string[] }>(COHORT_SNAPSHOT_CUSTOMERS_SQL, {
+      pixel: pixelId,
+      slot: row.slot,
+      orders,
+    });
+    const customers = [...new Set([...now, ...(then?.customers ?? [])])];
+    if (customers.length > MAX_FRESH_CUSTOMERS) return tooMany;
+    return { customers: customers.sort(), orders: orders.sort(), ordersFrom: changed!.orders_from };
   }
 
   /** `customers`: the fresh customers are wanted too (read past the same watermark as the hours). */

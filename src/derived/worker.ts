@@ -81,6 +81,8 @@ const WATERMARKS = `SELECT pixel_id, max(watermark) AS w,
 export class DerivedWorker {
   private readonly loop: PollingLoop;
   private readonly delays: number[] = [];
+  /** When a pixel's last cohort build failed (ms since the epoch). */
+  private readonly cohortFailures = new Map<string, number>();
   private rounds = 0;
 
   constructor(
@@ -120,19 +122,24 @@ export class DerivedWorker {
     for (const pixelId of await this.pending()) {
       out.push(await this.refresh(pixelId, marginMs));
     }
+    this.rounds++;
     // A pixel with nothing new is refreshed by nobody: its first cohort build happens here (a store
     // upgraded to cohort cells, or one whose last build failed), and so does the one replacing a
-    // build that read too close to the clock to vouch for its last rows.
-    for (const pixelId of await this.cohortBuildsDue()) {
-      await this.options.exclusive(`derived:${pixelId}`, async () => {
-        const [at] = await this.warehouse.query<{ version: string; cutoff: string }>(
-          `SELECT toString(toUnixTimestamp64Milli(now64(3, 'UTC'))) AS version, toString(${watermarkSql("{pixel:String}")}) AS cutoff`,
-          { pixel: pixelId },
-        );
-        if (at) await this.buildCohorts(pixelId, at, marginMs === 0);
-      });
+    // build that read too close to the clock to vouch for its last rows. Its failure is logged, not
+    // the round's.
+    try {
+      for (const pixelId of await this.cohortBuildsDue()) {
+        await this.options.exclusive(`derived:${pixelId}`, async () => {
+          const [at] = await this.warehouse.query<{ version: string; cutoff: string }>(
+            `SELECT toString(toUnixTimestamp64Milli(now64(3, 'UTC'))) AS version, toString(${watermarkSql("{pixel:String}")}) AS cutoff`,
+            { pixel: pixelId },
+          );
+          if (at) await this.buildCohorts(pixelId, at, marginMs === 0);
+        });
+      }
+    } catch (err) {
+      this.options.log?.warn({ err }, "cohort builds not looked for; next round");
     }
-    this.rounds++;
     return out;
   }
 
@@ -300,8 +307,12 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
     at: { version: string; cutoff: string },
     settling: boolean,
   ): Promise<void> {
+    // A build that failed is not tried again sooner than the interval (it may fail every time).
+    const failed = this.cohortFailures.get(pixelId);
+    if (failed !== undefined && Date.now() - failed < this.cohortInterval) return;
     try {
       const target = (await this.options.cohortTarget?.(pixelId)) ?? DEFAULT_COHORT_TARGET;
+      if (target.masks.length === 0 || target.timezones.length === 0) return;
       const [state] = await this.warehouse.query<{
         builds: number | string;
         slot: number | string;
@@ -357,7 +368,9 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
         ],
         FOREGROUND,
       );
+      this.cohortFailures.delete(pixelId);
     } catch (err) {
+      this.cohortFailures.set(pixelId, Date.now());
       this.options.log?.warn(
         { err, pixelId },
         "cohort cells not built; cohort queries use the previous build",

@@ -95,7 +95,11 @@ export class QueryService {
        */
       fresh?: (pixelId: string, version: string, options?: { customers?: boolean }) => Promise<Fresh>;
       /** A pixel's cohort build at a data version (docs/derived-tables.md); absent: cohorts read raw. */
-      cohortBuild?: (pixelId: string, version: string) => Promise<CohortBuild | null>;
+      cohortBuild?: (
+        pixelId: string,
+        version: string,
+        wanted: { timezone: string; mask: number },
+      ) => Promise<CohortBuild | null>;
       /** Where statements run (side by side); absent: on the warehouse itself. */
       readers?: StatementReaders;
     },
@@ -225,10 +229,23 @@ export class QueryService {
       opts,
       async (version) => {
         const run = await this.cohortForm(plan, opts, q.pixelId, version);
-        return shapeCohorts(
-          plan,
-          await withEveryRate(run.params, (params) => this.reader.query(run.sql, params)),
+        const rows = await withEveryRate(run.params, (params) => this.reader.query(run.sql, params)).catch(
+          (err: unknown) => {
+            // The cells' form failing for its own reasons is not the answer's failure: raw data answers.
+            if (
+              run.sql === plan.sql ||
+              err instanceof WarehouseUnavailableError ||
+              err instanceof WarehouseLimitError
+            )
+              throw err;
+            this.deps.log.warn(
+              { err, pixelId: q.pixelId },
+              "cohort cells' statement failed; answering from raw data",
+            );
+            return withEveryRate(plan.params, (params) => this.reader.query(plan.sql, params));
+          },
         );
+        return shapeCohorts(plan, rows);
       },
     );
   }
@@ -240,9 +257,12 @@ export class QueryService {
       [pixelId],
     );
     const env = await this.environment(rows[0]?.account_id ?? "");
+    const settings = env.storedOrderSettings;
     return {
       timezones: [...new Set(["UTC", env.accountTimezone])],
-      masks: [countedKinds(env.storedOrderSettings)],
+      // Cells know orders by kind only: under an enabled exclusion filter no query of the stored
+      // settings can use them, so none are built.
+      masks: settings.exclusionFilters.some((f) => f.enabled) ? [] : [countedKinds(settings)],
     };
   }
 
@@ -261,9 +281,8 @@ export class QueryService {
     const d = plan.derived;
     if (!d || !this.deps.cohortBuild || opts.derived === false) return raw;
     try {
-      const build = await this.deps.cohortBuild(pixelId, version);
-      if (!build?.customers || !build.timezones.includes(d.timezone) || !build.masks.includes(d.mask))
-        return raw;
+      const build = await this.deps.cohortBuild(pixelId, version, { timezone: d.timezone, mask: d.mask });
+      if (!build?.customers) return raw;
       const [late] = await this.reader.query<{ customers: string[] }>(cohortLateCustomersSql(), {
         pixel: pixelId,
         slot: build.slot,

@@ -30,14 +30,17 @@ afterAll(async () => {
   await sql?.close();
 });
 
-const worker = (options: { marginMs?: number; fail?: boolean; interval?: number } = {}) =>
+const worker = (
+  options: { marginMs?: number; fail?: boolean | (() => boolean); interval?: number; masks?: number[] } = {},
+) =>
   new DerivedWorker(wh.store, {
     marginMs: options.marginMs ?? 0,
     cohortIntervalMs: options.interval ?? 0,
     exclusive: (key, fn) => sql.store.exclusive(key, fn),
     cohortTarget: async () => {
-      if (options.fail) throw new Error("account store down");
-      return { timezones: ["UTC"], masks: [1] };
+      if (typeof options.fail === "function" ? options.fail() : options.fail)
+        throw new Error("account store down");
+      return { timezones: ["UTC"], masks: options.masks ?? [1] };
     },
   });
 
@@ -55,19 +58,19 @@ const order = (pixel: string, id: string, customer: string, day: string, price: 
 interface Build {
   slot: number;
   built_version: string;
+  cutoff: string;
+  fresh_after: string;
 }
-const builds = (pixel: string) =>
-  wh.store.query<Build>(
-    "SELECT slot, toString(built_version) AS built_version FROM cohort_builds WHERE pixel_id = {p:String} ORDER BY built_version",
-    { p: pixel },
-  );
-
-const buildWindows = (pixel: string) =>
-  wh.store.query<{ cutoff: string; fresh_after: string }>(
-    `SELECT toString(cutoff) AS cutoff, toString(fresh_after) AS fresh_after FROM cohort_builds
-     WHERE pixel_id = {p:String} ORDER BY built_version`,
-    { p: pixel },
-  );
+/** The pixel's current build (the table keeps the latest per pixel), undefined before any. */
+const latest = async (pixel: string): Promise<Build | undefined> =>
+  (
+    await wh.store.query<Build>(
+      `SELECT slot, toString(built_version) AS built_version, toString(cutoff) AS cutoff,
+         toString(fresh_after) AS fresh_after
+       FROM cohort_builds FINAL WHERE pixel_id = {p:String}`,
+      { p: pixel },
+    )
+  )[0];
 
 /** The month cells of a slot in UTC for the default counting: `cohort/period` → [retained, orders, revenue]. */
 async function cells(pixel: string, slot: number): Promise<Record<string, [number, number, number]>> {
@@ -94,7 +97,7 @@ describe("cohort cells", () => {
     ]);
     const w = worker();
     await w.runOnce(0);
-    const [first] = await builds("px_c");
+    const first = await latest("px_c");
     expect(first?.slot).toBe(0);
     const january = {
       "2026-01-01/0": [1, 2, 15],
@@ -104,12 +107,13 @@ describe("cohort cells", () => {
     expect(await cells("px_c", 0)).toEqual(january);
     // Nothing new: no build.
     await w.runOnce(0);
-    expect(await builds("px_c")).toHaveLength(1);
+    expect(await latest("px_c")).toEqual(first);
 
     await wh.store.insert("orders", [order("px_c", "b0", "b", "01-31", 4)]);
     await w.runOnce(0);
-    const all = await builds("px_c");
-    expect(all.map((b) => b.slot)).toEqual([0, 1]);
+    const second = await latest("px_c");
+    expect(second?.slot).toBe(1);
+    expect(BigInt(second!.built_version)).toBeGreaterThan(BigInt(first!.built_version));
     expect(await cells("px_c", 1)).toEqual({
       "2026-01-01/0": [2, 3, 19],
       "2026-01-01/1": [2, 2, 27.5],
@@ -119,7 +123,9 @@ describe("cohort cells", () => {
     // A third build goes back to slot 0, its February cell written with zeros.
     await wh.store.insert("orders", [order("px_c", "a3", "a", "02-03", 8.5, 2)]);
     await w.runOnce(0);
-    expect((await builds("px_c")).map((b) => b.slot)).toEqual([0, 1, 0]);
+    const third = await latest("px_c");
+    expect(third?.slot).toBe(0);
+    expect(BigInt(third!.built_version)).toBeGreaterThan(BigInt(second!.built_version));
     expect(await cells("px_c", 0)).toEqual({
       "2026-01-01/0": [2, 3, 19],
       "2026-01-01/1": [2, 2, 28.5],
@@ -131,35 +137,37 @@ describe("cohort cells", () => {
     const w = worker({ marginMs: 60_000 });
     // A first build is due whatever the margin: its cutoff is the watermark, behind the clock.
     await w.runOnce(0);
-    expect(await builds("px_m")).toHaveLength(1);
+    const built = await latest("px_m");
+    expect(built).toBeDefined();
     await wh.store.insert("orders", [order("px_m", "m2", "m", "03-02", 10)]);
     await w.runOnce();
-    expect(await builds("px_m")).toHaveLength(1);
+    expect(await latest("px_m")).toEqual(built);
   });
 
   it("a settling build vouches only for rows older than the margin; once it has passed, a build replaces it", async () => {
     await wh.store.insert("orders", [order("px_s", "s1", "s", "03-01", 10)]);
     await worker({ marginMs: 3_600_000 }).runOnce(0);
-    const first = await buildWindows("px_s");
-    expect(first).toHaveLength(1);
+    const first = await latest("px_s");
     // Read up to the clock: rows of the hour before its cutoff count as new for queries.
-    expect(first[0]!.fresh_after < first[0]!.cutoff).toBe(true);
+    expect(first!.fresh_after < first!.cutoff).toBe(true);
     // A worker whose margin has passed (here: none) builds it again with nothing new to refresh,
     // vouching for every row up to its cutoff.
     await worker({ marginMs: 0 }).runOnce();
-    const [, second] = await buildWindows("px_s");
+    const second = await latest("px_s");
+    expect(second?.built_version).not.toBe(first?.built_version);
     expect(second?.fresh_after).toBe(second?.cutoff);
     await worker({ marginMs: 0 }).runOnce();
-    expect(await buildWindows("px_s")).toHaveLength(2);
+    expect(await latest("px_s")).toEqual(second);
   });
 
   it("a build never follows the previous one within the least interval, settling or not", async () => {
     await wh.store.insert("orders", [order("px_i", "i1", "i", "03-01", 10)]);
     const w = worker({ interval: 3_600_000 });
     await w.runOnce(0);
+    const built = await latest("px_i");
     await wh.store.insert("orders", [order("px_i", "i2", "i", "03-02", 10)]);
     await w.runOnce(0);
-    expect(await builds("px_i")).toHaveLength(1);
+    expect(await latest("px_i")).toEqual(built);
   });
 
   it("a build that fails leaves the other derived tables refreshed and the pixel without a build", async () => {
@@ -170,9 +178,27 @@ describe("cohort cells", () => {
       `SELECT count() AS n FROM derived_watermarks WHERE pixel_id = 'px_f' AND name = '${WATERMARK}'`,
     );
     expect(Number(mark?.n)).toBe(1);
-    expect(await builds("px_f")).toEqual([]);
+    expect(await latest("px_f")).toBeUndefined();
     // The next round builds it (its derived tables are current, so only the cohort step runs).
     await worker().runOnce(0);
-    expect(await builds("px_f")).toHaveLength(1);
+    expect(await latest("px_f")).toBeDefined();
+  });
+
+  it("a failed build is tried again only after the interval; an account whose queries cannot use cells gets none", async () => {
+    await wh.store.insert("orders", [order("px_b", "b1", "b", "03-01", 10)]);
+    let failing = true;
+    const w = worker({ fail: () => failing, interval: 3_600_000 });
+    await w.runOnce(0);
+    failing = false;
+    await w.runOnce(0);
+    expect(await latest("px_b")).toBeUndefined();
+    // Another process (no failure remembered) builds it.
+    await worker().runOnce(0);
+    expect(await latest("px_b")).toBeDefined();
+
+    // Stored settings with an enabled exclusion filter: no mask to build for.
+    await wh.store.insert("orders", [order("px_x", "x1", "x", "03-01", 10)]);
+    await worker({ masks: [] }).runOnce(0);
+    expect(await latest("px_x")).toBeUndefined();
   });
 });

@@ -49,10 +49,11 @@ CREATE TABLE IF NOT EXISTS cohort_builds_local ON CLUSTER '{cluster}' (
   cutoff         DateTime64(3, 'UTC'),
   fresh_after    DateTime64(3, 'UTC'),
   timezones      Array(String),
-  masks          Array(UInt8)
+  masks          Array(UInt8),
+  recorded_at    DateTime64(3, 'UTC') DEFAULT now64(3)
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/cohort_builds_local', '{replica}', built_version)
-ORDER BY (pixel_id, built_version);
+ORDER BY pixel_id;
 
 CREATE TABLE IF NOT EXISTS cohort_builds ON CLUSTER '{cluster}' AS cohort_builds_local
 ENGINE = Distributed('{cluster}', currentDatabase(), cohort_builds_local, cityHash64(pixel_id));
