@@ -111,7 +111,7 @@ export class FreshIds {
       this.builds?.set(key, kept);
     }
     const row = kept.row;
-    if (!row || !row.timezones.includes(wanted.timezone) || !row.masks.includes(wanted.mask)) return null;
+    if (!row?.timezones.includes(wanted.timezone) || !row.masks.includes(wanted.mask)) return null;
     kept.changed ??= await this.cohortChanges(pixelId, row);
     return { ...row, ...kept.changed };
   }
