@@ -534,6 +534,26 @@ export interface CohortPlan {
   derived?: { sql: string; current: string; params: Params; timezone: string; mask: number; end: string };
 }
 
+/** A cohort plan as one statement with its derived forms, as `?explain=true` lists statements. */
+export function cohortStatement(plan: CohortPlan): {
+  source: "orders";
+  period: "primary";
+  sql: string;
+  params: Params;
+  derived?: { sql: string; params: Params; current: { sql: string; params: Params } };
+} {
+  const d = plan.derived;
+  return {
+    source: "orders",
+    period: "primary",
+    sql: plan.sql,
+    params: plan.params,
+    ...(d
+      ? { derived: { sql: d.sql, params: d.params, current: { sql: d.current, params: d.params } } }
+      : {}),
+  };
+}
+
 /**
  * Cohorts (docs/query.md): a customer enters the cohort of their first counted order (all time,
  * filters applied) when it falls in the range; period k of a cohort is the k-th calendar week or

@@ -20,6 +20,7 @@ import { type StatementRows, shapeResults } from "./evaluate.js";
 import { withEveryRate } from "./every-rate.js";
 import {
   type CohortPlan,
+  cohortStatement,
   planAttribution,
   planChannelMeasures,
   planCohorts,
@@ -207,18 +208,7 @@ export class QueryService {
     const env = await this.environment(accountId);
     const plan = planCohorts(resolveCohorts(q, env));
     if (opts.explain) {
-      const d = plan.derived;
-      return explained([
-        {
-          source: "orders",
-          period: "primary",
-          sql: plan.sql,
-          params: plan.params,
-          ...(d
-            ? { derived: { sql: d.sql, params: d.params, current: { sql: d.current, params: d.params } } }
-            : {}),
-        },
-      ]);
+      return explained([cohortStatement(plan)]);
     }
     const { now: _now, ...stable } = plan;
     // Which periods a cohort has reached depends on today: the key carries the date.

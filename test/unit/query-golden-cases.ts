@@ -9,6 +9,7 @@
  */
 import { DEFAULT_ORDER_SETTINGS, type OrderSettings } from "../../src/accounts/schemas.js";
 import {
+  cohortStatement,
   planAttribution,
   planChannelMeasures,
   planCohorts,
@@ -745,18 +746,7 @@ export function compileCase(c: GoldenCase): GoldenStatement[] {
     }
     case "query-cohort-analysis": {
       const plan = planCohorts(resolveCohorts(cohortQuerySchema.parse(body), env));
-      const d = plan.derived;
-      return withDerived([
-        {
-          source: "orders",
-          period: "primary",
-          sql: plan.sql,
-          params: plan.params,
-          ...(d
-            ? { derived: { sql: d.sql, params: d.params, current: { sql: d.current, params: d.params } } }
-            : {}),
-        },
-      ]);
+      return withDerived([cohortStatement(plan)]);
     }
   }
 }
