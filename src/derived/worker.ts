@@ -81,8 +81,11 @@ const WATERMARKS = `SELECT pixel_id, max(watermark) AS w,
 export class DerivedWorker {
   private readonly loop: PollingLoop;
   private readonly delays: number[] = [];
-  /** When a pixel's last cohort build failed (ms since the epoch). */
-  private readonly cohortFailures = new Map<string, number>();
+  /**
+   * When a pixel's last cohort build failed or found nothing to build (ms since the epoch): not tried
+   * again sooner than the interval (a build may fail every time; an account may want none).
+   */
+  private readonly cohortWaits = new Map<string, number>();
   private rounds = 0;
 
   constructor(
@@ -129,6 +132,7 @@ export class DerivedWorker {
     // the round's.
     try {
       for (const pixelId of await this.cohortBuildsDue()) {
+        if (this.waitingForCohorts(pixelId)) continue;
         await this.options.exclusive(`derived:${pixelId}`, async () => {
           const [at] = await this.warehouse.query<{ version: string; cutoff: string }>(
             `SELECT toString(toUnixTimestamp64Milli(now64(3, 'UTC'))) AS version, toString(${watermarkSql("{pixel:String}")}) AS cutoff`,
@@ -293,6 +297,11 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
     return this.options.cohortIntervalMs ?? COHORT_MIN_INTERVAL_MS;
   }
 
+  private waitingForCohorts(pixelId: string): boolean {
+    const since = this.cohortWaits.get(pixelId);
+    return since !== undefined && Date.now() - since < this.cohortInterval;
+  }
+
   /**
    * Builds the pixel's cohort cells when they are due (docs/derived-tables.md, "cohort_cells"): none
    * yet, not covering what the pixel's queries ask for, or order rows past the build's cutoff — as
@@ -307,12 +316,13 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
     at: { version: string; cutoff: string },
     settling: boolean,
   ): Promise<void> {
-    // A build that failed is not tried again sooner than the interval (it may fail every time).
-    const failed = this.cohortFailures.get(pixelId);
-    if (failed !== undefined && Date.now() - failed < this.cohortInterval) return;
+    if (this.waitingForCohorts(pixelId)) return;
     try {
       const target = (await this.options.cohortTarget?.(pixelId)) ?? DEFAULT_COHORT_TARGET;
-      if (target.masks.length === 0 || target.timezones.length === 0) return;
+      if (target.masks.length === 0 || target.timezones.length === 0) {
+        this.cohortWaits.set(pixelId, Date.now());
+        return;
+      }
       const [state] = await this.warehouse.query<{
         builds: number | string;
         slot: number | string;
@@ -368,9 +378,9 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
         ],
         FOREGROUND,
       );
-      this.cohortFailures.delete(pixelId);
+      this.cohortWaits.delete(pixelId);
     } catch (err) {
-      this.cohortFailures.set(pixelId, Date.now());
+      this.cohortWaits.set(pixelId, Date.now());
       this.options.log?.warn(
         { err, pixelId },
         "cohort cells not built; cohort queries use the previous build",
