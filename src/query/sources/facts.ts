@@ -363,11 +363,22 @@ function statementShape(ctx: EmitContext, p: Placeholders) {
   const dimKeys = ctx.dimensions.map((_, i) => `d${i}`);
   const periodKeys = ctx.compareRange ? ["period"] : [];
   const groupKeys = [...periodKeys, ...dimKeys];
+  const bucket = bucketKeySql("r.ts", ctx.granularity, p.tz);
+  const period = ctx.compareRange ? [`${periodOf("r.ts", p)} AS period`] : [];
   return {
     dimKeys,
     groupKeys,
-    bucket: bucketKeySql("r.ts", ctx.granularity, p.tz),
-    period: ctx.compareRange ? [`${periodOf("r.ts", p)} AS period`] : [],
+    bucket,
+    period,
+    /** The keys of a per-day row over the fact rows `r`, before its summed bases. */
+    dayColumns: [
+      `${bucket} AS bucket`,
+      ...period,
+      ...dimKeys.map((k) => `r.${k} AS ${k}`),
+      "r.cur AS cur",
+      "r.fx_day AS fx_day",
+      "toUInt8(1) AS fx_k",
+    ],
     perDayKeys: [...(ctx.granularity === "none" ? [] : ["bucket"]), ...groupKeys, "cur", "fx_day"],
     firstDay:
       ctx.compareRange && ctx.compareRange.start < ctx.range.start ? ctx.compareRange.start : ctx.range.start,
@@ -408,7 +419,7 @@ export function emitFactSource(
   const fact = rollup ? ROLLUPS[source]!.of(rollup.freshHours) : FACTS[source];
   const chosen = bases.map((name) => [name, fact.bases[name]!] as const);
   const converts = chosen.some(([, b]) => b.kind === "money");
-  const { dimKeys, groupKeys, bucket, period, perDayKeys, firstDay } = statementShape(ctx, p);
+  const { dimKeys, groupKeys, bucket, period, perDayKeys, firstDay, dayColumns } = statementShape(ctx, p);
   const rows = fact.rows(ctx, p, dimensionColumns(ctx.dimensions), where, bases);
   const ctes = [
     ...(converts ? [fxCtes(p.target, ratesFrom(ctx.binder, firstDay))] : []),
@@ -430,15 +441,7 @@ FROM (${rows}) AS r
 ${groupBy(ctx.granularity, groupKeys)}`;
   }
   const fx = fxJoin("q", p.target);
-  const perDay = [
-    `${bucket} AS bucket`,
-    ...period,
-    ...dimKeys.map((k) => `r.${k} AS ${k}`),
-    "r.cur AS cur",
-    "r.fx_day AS fx_day",
-    "toUInt8(1) AS fx_k",
-    ...chosen.map(([name, b]) => `${partial(b)} AS ${name}`),
-  ];
+  const perDay = [...dayColumns, ...chosen.map(([name, b]) => `${partial(b)} AS ${name}`)];
   return `${withCtes}SELECT ${convertedSelect(ctx, groupKeys, chosen, fx).join(",\n  ")}
 FROM (
   SELECT ${perDay.join(", ")}
@@ -473,7 +476,7 @@ export function convertsMoney(source: FactSourceName, bases: readonly string[]):
  */
 export function emitFactSources(parts: readonly FactPart[], ctx: EmitContext): string {
   const p = placeholders(ctx);
-  const { dimKeys, groupKeys, bucket, period, perDayKeys, firstDay } = statementShape(ctx, p);
+  const { groupKeys, perDayKeys, firstDay, dayColumns } = statementShape(ctx, p);
   const chosen = parts.map((part) => {
     const fact = part.rollup ? ROLLUPS[part.source]!.of(part.rollup.freshHours) : FACTS[part.source];
     return { part, fact, bases: part.bases.map((name) => [name, fact.bases[name]!] as const) };
@@ -485,12 +488,7 @@ export function emitFactSources(parts: readonly FactPart[], ctx: EmitContext): s
     const own = new Set(bases.map(([name]) => name));
     const ctes = fact.ctes(ctx, p, part.bases);
     const columns = [
-      `${bucket} AS bucket`,
-      ...period,
-      ...dimKeys.map((k) => `r.${k} AS ${k}`),
-      "r.cur AS cur",
-      "r.fx_day AS fx_day",
-      "toUInt8(1) AS fx_k",
+      ...dayColumns,
       // Sums as Float64 in every branch, so that the branches' columns share one type.
       ...all.map(([name, b]) =>
         !own.has(name)
