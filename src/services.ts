@@ -6,6 +6,7 @@ import { ConsoleService } from "./console/service.js";
 import { RECALC_GROUP, RecalcService, RecalcWorker } from "./costs/recalc.js";
 import { CostService } from "./costs/service.js";
 import { DashboardService } from "./dashboards/service.js";
+import { CreditShapes } from "./derived/credit-cells.js";
 import { FreshIds } from "./derived/fresh-ids.js";
 import { DERIVED_CONSUMER, DerivedWorker } from "./derived/worker.js";
 import { OutboxRelay } from "./events/relay.js";
@@ -26,6 +27,7 @@ import { loadVariantCostFacts } from "./products/facts.js";
 import { ProductService } from "./products/service.js";
 import { StatementReaders } from "./query/readers.js";
 import { QueryService } from "./query/service.js";
+import { creditCellsBuild, parseCreditShape } from "./query/sources/credit-cells.js";
 import { DataVersions } from "./shared/data-version.js";
 import type { Stores } from "./stores/index.js";
 import { OwnSession } from "./stores/warehouse/session.js";
@@ -134,6 +136,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
       ? new StatementReaders(() => stores.warehouse.openReader(), config.QUERY_READERS)
       : undefined;
   const freshIds = new FreshIds(readers ?? stores.warehouse, config.DERIVED_COHORT_INTERVAL_MS);
+  const creditShapes = new CreditShapes(stores.warehouse);
   const queries = new QueryService({
     sql: stores.sql,
     warehouse: stores.warehouse,
@@ -144,8 +147,15 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     ...(readers ? { readers } : {}),
     ...(config.DERIVED_TABLES
       ? {
-          fresh: (pixelId: string, version: string, options?: { customers?: boolean }) =>
-            freshIds.of(pixelId, version, options),
+          fresh: (
+            pixelId: string,
+            version: string,
+            options?: { customers?: boolean; creditHours?: boolean },
+          ) => freshIds.of(pixelId, version, options),
+          credits: {
+            of: (pixelId: string, shapes: readonly string[]) => creditShapes.of(pixelId, shapes),
+            ask: (pixelId: string, shape: string) => creditShapes.ask(pixelId, shape),
+          },
           cohortBuild: (pixelId: string, version: string, wanted: { timezone: string; mask: number }) =>
             freshIds.cohorts(pixelId, version, wanted),
         }
@@ -158,6 +168,10 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     exclusive: (key, fn) => stores.sql.exclusive(key, fn),
     cohortTarget: (pixelId) => queries.cohortTarget(pixelId),
     cohortIntervalMs: config.DERIVED_COHORT_INTERVAL_MS,
+    creditCells: (key, span) => {
+      const shape = parseCreditShape(key);
+      return shape ? creditCellsBuild(shape, span) : null;
+    },
   });
   if (config.DERIVED_TABLES) {
     registerConsumer(DERIVED_CONSUMER, async () => {

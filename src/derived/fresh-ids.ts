@@ -13,6 +13,7 @@ import {
   MAX_FRESH_IDS,
   watermarkSql,
 } from "./conversion-touches.js";
+import { freshCreditHoursSql, MAX_FRESH_CREDIT_HOURS } from "./credit-cells.js";
 import { freshCustomersSql, MAX_FRESH_CUSTOMERS } from "./customer-hours.js";
 import { freshHoursSql, MAX_FRESH_HOURS } from "./order-facts.js";
 import { freshRefundHoursSql, MAX_FRESH_REFUND_HOURS } from "./refund-facts.js";
@@ -37,6 +38,12 @@ export interface Fresh {
    * (refund_facts_hourly).
    */
   refundHours: string[] | null;
+  /**
+   * UTC hours whose credit cells a row past the watermark can change (credit_cells): the hours of
+   * changed orders and of orders with changed refunds, and of the orders of the fresh identities;
+   * null with the ids null, or when there are too many. Read only when asked for (`of`).
+   */
+  creditHours?: string[] | null;
 }
 
 interface CohortBuildRow {
@@ -79,7 +86,7 @@ export interface CohortBuild {
  * — more read raw, never less.
  */
 export class FreshIds {
-  private readonly kept = new LRUCache<string, { fresh: Fresh; since: string }>({ max: 2000 });
+  private readonly kept = new LRUCache<string, { fresh: Fresh; since: string; rows: boolean }>({ max: 2000 });
 
   private readonly builds: LRUCache<string, KeptBuild> | null;
 
@@ -162,8 +169,14 @@ FROM (SELECT * FROM cohort_builds WHERE pixel_id = {pixel:String} ORDER BY built
     return { customers: customers.sort(), orders: orders.sort(), ordersFrom: changed!.orders_from };
   }
 
-  /** `customers`: the fresh customers are wanted too (read past the same watermark as the hours). */
-  async of(pixelId: string, version: string, options: { customers?: boolean } = {}): Promise<Fresh> {
+  /**
+   * `customers`, `creditHours`: those are wanted too (read past the same watermark as the hours).
+   */
+  async of(
+    pixelId: string,
+    version: string,
+    options: { customers?: boolean; creditHours?: boolean } = {},
+  ): Promise<Fresh> {
     const key = `${pixelId}\u0000${version}`;
     let entry = this.kept.get(key);
     if (!entry) {
@@ -176,7 +189,26 @@ FROM (SELECT * FROM cohort_builds WHERE pixel_id = {pixel:String} ORDER BY built
         customers: await this.customers(pixelId, entry.since, entry.fresh.hours),
       };
     }
+    if (options.creditHours && entry.fresh.creditHours === undefined) {
+      entry.fresh = { ...entry.fresh, creditHours: await this.creditHours(pixelId, entry) };
+    }
     return entry.fresh;
+  }
+
+  /** The fresh credit hours: looked up only when an order or refund row or an identity is fresh. */
+  private async creditHours(
+    pixelId: string,
+    entry: { fresh: Fresh; since: string; rows: boolean },
+  ): Promise<string[] | null> {
+    const { ids } = entry.fresh;
+    if (ids === null) return null;
+    if (!entry.rows && ids.length === 0) return [];
+    const [found] = await this.warehouse.query<{ hours: string[] }>(
+      `SELECT ${freshCreditHoursSql(entry.rows, ids.length > 0)} AS hours`,
+      { pixel: pixelId, since: entry.since, ids },
+    );
+    const hours = found?.hours ?? [];
+    return hours.length > MAX_FRESH_CREDIT_HOURS ? null : hours.sort();
   }
 
   /** The fresh customers: only when there are fresh hours (no order row past the watermark: none). */
@@ -198,7 +230,7 @@ FROM (SELECT * FROM cohort_builds WHERE pixel_id = {pixel:String} ORDER BY built
    * resolving to the same identities. A worker that has caught up costs the first two only (the hours'
    * look-ups cost ~20–25 ms each at 100M events even when they find nothing).
    */
-  private async read(pixelId: string): Promise<{ fresh: Fresh; since: string }> {
+  private async read(pixelId: string): Promise<{ fresh: Fresh; since: string; rows: boolean }> {
     const [mark] = await this.warehouse.query<{ w: string }>(
       `SELECT toString(${watermarkSql("{pixel:String}")}) AS w`,
       { pixel: pixelId },
@@ -242,6 +274,7 @@ FROM (SELECT * FROM cohort_builds WHERE pixel_id = {pixel:String} ORDER BY built
         refundHours: refundHours.length > MAX_FRESH_REFUND_HOURS ? null : refundHours.sort(),
       },
       since,
+      rows: orders || refunds,
     };
   }
 }

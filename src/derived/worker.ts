@@ -14,6 +14,14 @@ import {
   DEFAULT_COHORT_TARGET,
 } from "./cohort-cells.js";
 import { BEFORE_EVERYTHING, changeFeed, refreshSql, WATERMARK, watermarkSql } from "./conversion-touches.js";
+import {
+  CREDIT_SHAPES,
+  CREDIT_SHAPES_DUE_SQL,
+  CREDIT_SHAPES_SQL,
+  type CreditCellsSql,
+  creditCellsRefreshSql,
+  MAX_CREDIT_SHAPES,
+} from "./credit-cells.js";
 import { customerHoursRefreshSql } from "./customer-hours.js";
 import { orderFactsRefreshSql } from "./order-facts.js";
 import { orderHoursRefreshSql } from "./order-hours.js";
@@ -35,6 +43,8 @@ export interface DerivedWorkerOptions {
   cohortTarget?: (pixelId: string) => Promise<CohortTarget>;
   /** The least time between two cohort builds of a pixel (default COHORT_MIN_INTERVAL_MS; tests: 0). */
   cohortIntervalMs?: number;
+  /** The crediting of a shape's cells (the query compiler's); absent: no credit cells are kept. */
+  creditCells?: CreditCellsSql;
 }
 
 export interface RefreshResult {
@@ -144,7 +154,81 @@ export class DerivedWorker {
     } catch (err) {
       this.options.log?.warn({ err }, "cohort builds not looked for; next round");
     }
+    await this.buildAskedShapes();
     return out;
+  }
+
+  /**
+   * Builds the credit-cell shapes queries asked for (docs/derived-tables.md, "credit_cells"), for
+   * pixels whose derived tables are built: month by month from the current `conversion_touches`,
+   * counting the orders the watermark vouches for, then records each shape built (the record last:
+   * queries use a shape only once it is whole). Later refreshes keep it current. A failure is logged
+   * and the shape tried again next round.
+   */
+  private async buildAskedShapes(): Promise<void> {
+    if (!this.options.creditCells) return;
+    try {
+      const pixels = await this.warehouse.query<{ pixel_id: string }>(CREDIT_SHAPES_DUE_SQL);
+      for (const { pixel_id: pixelId } of pixels) {
+        await this.options.exclusive(`derived:${pixelId}`, async () => {
+          const [at] = await this.warehouse.query<{ version: string; cutoff: string; has: number | string }>(
+            `SELECT toString(toUnixTimestamp64Milli(now64(3, 'UTC'))) AS version, toString(${watermarkSql("{pixel:String}")}) AS cutoff,
+  (SELECT count() FROM derived_watermarks WHERE pixel_id = {pixel:String} AND name = '${WATERMARK}') AS has`,
+            { pixel: pixelId },
+          );
+          if (!at || Number(at.has) === 0) return;
+          const shapes = await this.creditShapes(pixelId);
+          const room = MAX_CREDIT_SHAPES - shapes.built.length;
+          const wanted = shapes.asked.slice(0, Math.max(0, room));
+          for (const shape of wanted) {
+            await this.creditMonths(pixelId, [shape], { version: at.version, cutoff: at.cutoff });
+            await this.warehouse.insert(
+              CREDIT_SHAPES,
+              [{ pixel_id: pixelId, shape, built_version: at.version }],
+              FOREGROUND,
+            );
+          }
+        });
+      }
+    } catch (err) {
+      this.options.log?.warn({ err }, "credit cells not built; next round");
+    }
+  }
+
+  /** The pixel's shapes: built (kept current by each refresh) and asked for, oldest ask first. */
+  private async creditShapes(pixelId: string): Promise<{ built: string[]; asked: string[] }> {
+    if (!this.options.creditCells) return { built: [], asked: [] };
+    const rows = await this.warehouse.query<{ shape: string; built: string | number }>(CREDIT_SHAPES_SQL, {
+      pixel: pixelId,
+    });
+    return {
+      built: rows.filter((r) => Number(r.built) > 0).map((r) => r.shape),
+      asked: rows.filter((r) => Number(r.built) === 0).map((r) => r.shape),
+    };
+  }
+
+  /** Every month of the pixel's orders, rebuilt in each of `shapes`' cells. */
+  private async creditMonths(
+    pixelId: string,
+    shapes: readonly string[],
+    at: { version: string; cutoff: string },
+  ): Promise<void> {
+    if (shapes.length === 0) return;
+    const months = await this.warehouse.query<{ m: number }>(
+      "SELECT DISTINCT toYYYYMM(created_at) AS m FROM orders WHERE pixel_id = {pixel:String} ORDER BY m",
+      { pixel: pixelId },
+    );
+    for (const shape of shapes) {
+      for (const { m } of months) {
+        const built = creditCellsRefreshSql("month", this.options.creditCells!, shape);
+        if (!built) continue;
+        await this.warehouse.command(
+          built.sql,
+          { ...built.params, pixel: pixelId, version: at.version, cutoff: at.cutoff, month: m },
+          FOREGROUND,
+        );
+      }
+    }
   }
 
   /**
@@ -248,6 +332,10 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
         for (const { m } of refundMonths) {
           await this.warehouse.command(refundFactsRefreshSql("month"), { ...params, month: m }, FOREGROUND);
         }
+        await this.creditMonths(pixelId, (await this.creditShapes(pixelId)).built, {
+          version: state.version,
+          cutoff: state.next,
+        });
       } else {
         // `cutoff`: the orders every statement reads are those the new watermark vouches for — visible
         // before the first statement read (the margin), while later rows are past the new watermark.
@@ -264,6 +352,11 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
         if (Number(state.orders) || Number(state.refunds)) {
           await this.warehouse.command(refundHoursRefreshSql("since"), params, FOREGROUND);
           await this.warehouse.command(refundFactsRefreshSql("since", once), params, options);
+        }
+        // Touches change cells as well as orders and refunds do: the built shapes are looked at each round.
+        for (const shape of (await this.creditShapes(pixelId)).built) {
+          const built = creditCellsRefreshSql("since", this.options.creditCells!, shape, once);
+          if (built) await this.warehouse.command(built.sql, { ...built.params, ...params }, options);
         }
       }
       // Written after the rows: a crash in between leaves the old watermark, and the next round

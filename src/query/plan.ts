@@ -19,7 +19,7 @@ import {
   resolveGeneral,
 } from "./resolve.js";
 import type { AttributionQuery, CohortMeasure, GeneralQuery } from "./schemas.js";
-import { type DerivedTouches, emitAttribution } from "./sources/attribution.js";
+import { type AttributionSpec, type DerivedTouches, emitAttribution } from "./sources/attribution.js";
 import {
   COHORT_CUSTOMERS,
   COHORT_ORDERS,
@@ -30,6 +30,7 @@ import {
   emitCohorts,
 } from "./sources/cohorts.js";
 import type { EmitContext } from "./sources/context.js";
+import { creditShapeKey, creditShapeOf } from "./sources/credit-cells.js";
 import { emitCustomersFromHours, type FreshCustomers } from "./sources/customers.js";
 import { emitEntityPage } from "./sources/entities.js";
 import {
@@ -50,7 +51,7 @@ import { type Bucket, buckets, type Granularity, type Instants } from "./time.js
  */
 
 /** What a derived form reads raw because it is past the watermark (`Fresh`, derived/fresh-ids.ts). */
-export type FreshKind = "ids" | "hours" | "customers" | "refundHours";
+export type FreshKind = "ids" | "hours" | "customers" | "refundHours" | "creditHours";
 
 /** One SQL statement to run: plain data, so `?explain=true` can return it as is. */
 export interface Statement {
@@ -86,6 +87,11 @@ export interface Statement {
     moreFresh?: { fresh: FreshKind; param: string }[];
     current?: { sql: string; params: Params };
   };
+  /**
+   * The same statement from a shape's credit cells (docs/derived-tables.md, "credit_cells"): `shape`,
+   * its key, and the forms, run like `derived` once the shape is built (until then `derived` runs).
+   */
+  cells?: { shape: string; derived: NonNullable<Statement["derived"]> };
 }
 
 /**
@@ -106,6 +112,58 @@ export function attributionStatement(
     sql,
     params: raw.params,
     derived: derivedForms("ids", (binder, fresh) => emit(binder, { fresh })),
+  };
+}
+
+/**
+ * The attribution aggregate (`emitAttribution`) in all its forms: those of `attributionStatement`
+ * and, where a shape's credit cells can answer it (`creditShapeOf`), the cells' (`cells`; the
+ * service runs that form once the shape is built).
+ */
+function attributionAggregate(
+  period: "primary" | "compare",
+  ctx: (binder: Binder) => EmitContext,
+  spec: (binder: Binder) => AttributionSpec,
+): Statement {
+  const emit = (binder: Binder, options: Parameters<typeof emitAttribution>[2]) =>
+    emitAttribution(ctx(binder), spec(binder), options);
+  const probe = new Binder();
+  const s = spec(probe);
+  const statement = attributionStatement(period, s.valueSource, (binder, derived) =>
+    emit(binder, derived ? { derived } : {}),
+  );
+  const shape = statement.derived ? creditShapeOf(ctx(probe), s) : null;
+  return shape ? { ...statement, cells: cellForms(creditShapeKey(shape), emit) } : statement;
+}
+
+/**
+ * The credit-cells forms of an attribution statement: with the hours credited conversion by
+ * conversion (`creditHours`) and the fresh ids they read raw as parameters, and `current`, the cells
+ * alone, for when nothing is past the watermark.
+ */
+function cellForms(
+  shape: string,
+  emit: (binder: Binder, options: Parameters<typeof emitAttribution>[2]) => string,
+): NonNullable<Statement["cells"]> {
+  const d = new Binder();
+  const ids = d.bind([], "Array(String)");
+  const hours = d.bind([], "Array(DateTime64(3, 'UTC'))");
+  const sql = emit(d, { derived: { fresh: ids }, cells: { shape: d.bind(shape, "String"), hours } });
+  const c = new Binder();
+  const current = emit(c, {
+    derived: { fresh: null },
+    cells: { shape: c.bind(shape, "String"), hours: null },
+  });
+  return {
+    shape,
+    derived: {
+      sql,
+      params: d.params,
+      freshParam: paramName(hours),
+      fresh: "creditHours",
+      moreFresh: [{ fresh: "ids", param: paramName(ids) }],
+      current: { sql: current, params: c.params },
+    },
   };
 }
 
@@ -303,18 +361,12 @@ export function planGeneral(r: ResolvedGeneral): QueryPlan {
       });
       if (part.source === "attribution") {
         statements.push(
-          attributionStatement(period, "orders", (binder, derived) =>
-            emitAttribution(
-              ctx(binder),
-              {
-                valueSource: "orders",
-                eventName: "purchase",
-                convWhere: printFilter(part.conv, binder),
-                touchWhere: printFilter(part.touch, binder),
-              },
-              { derived },
-            ),
-          ),
+          attributionAggregate(period, ctx, (binder) => ({
+            valueSource: "orders",
+            eventName: "purchase",
+            convWhere: printFilter(part.conv, binder),
+            touchWhere: printFilter(part.touch, binder),
+          })),
         );
         continue;
       }
@@ -400,17 +452,15 @@ export function planAttribution(r: ResolvedAttribution): QueryPlan {
       needsCustomerNumbering: r.numbering,
     });
     statements.push(
-      attributionStatement(period, r.valueSource, (binder, derived) =>
-        emitAttribution(
-          base(binder, [r.dimension]),
-          {
-            valueSource: r.valueSource,
-            eventName: r.eventName,
-            convWhere: printFilter(r.conv, binder),
-            touchWhere: printFilter(r.touch, binder),
-          },
-          { derived },
-        ),
+      attributionAggregate(
+        period,
+        (binder) => base(binder, [r.dimension]),
+        (binder) => ({
+          valueSource: r.valueSource,
+          eventName: r.eventName,
+          convWhere: printFilter(r.conv, binder),
+          touchWhere: printFilter(r.touch, binder),
+        }),
       ),
     );
     if (r.spend && r.entity) {
@@ -485,20 +535,18 @@ export function planChannelMeasures(r: ResolvedChannel, entityIds: string[]): Qu
     const touch = LEVEL_FIELD[r.level].touch;
     if (bases.has("attribution") && touch) {
       statements.push(
-        attributionStatement(period, "orders", (b, derived) =>
-          emitAttribution(
-            ctx(b, touch),
-            {
-              valueSource: "orders",
-              eventName: "purchase",
-              convWhere: "1",
-              // Credit is decided over every touch (filtering touches to the page would move credit).
-              touchWhere: "1",
-              // The rows are ad entities: conversions credited to none are never read.
-              touchedOnly: true,
-            },
-            { derived },
-          ),
+        attributionAggregate(
+          period,
+          (b) => ctx(b, touch),
+          () => ({
+            valueSource: "orders",
+            eventName: "purchase",
+            convWhere: "1",
+            // Credit is decided over every touch (filtering touches to the page would move credit).
+            touchWhere: "1",
+            // The rows are ad entities: conversions credited to none are never read.
+            touchedOnly: true,
+          }),
         ),
       );
     }

@@ -21,6 +21,7 @@ import { withEveryRate } from "./every-rate.js";
 import {
   type CohortPlan,
   cohortStatement,
+  type FreshKind,
   planAttribution,
   planChannelMeasures,
   planCohorts,
@@ -94,7 +95,19 @@ export class QueryService {
        * Statements with a derived form run it (docs/derived-tables.md), given what to read raw for a
        * pixel at a data version (a null set: that kind is read raw). Absent: raw data only.
        */
-      fresh?: (pixelId: string, version: string, options?: { customers?: boolean }) => Promise<Fresh>;
+      fresh?: (
+        pixelId: string,
+        version: string,
+        options?: { customers?: boolean; creditHours?: boolean },
+      ) => Promise<Fresh>;
+      /**
+       * The credit-cell shapes built for a pixel, and the asking for one (docs/derived-tables.md,
+       * "credit_cells"); absent: attribution credits every conversion.
+       */
+      credits?: {
+        of: (pixelId: string, shapes: readonly string[]) => Promise<Set<string>>;
+        ask: (pixelId: string, shape: string) => Promise<void>;
+      };
       /** A pixel's cohort build at a data version (docs/derived-tables.md); absent: cohorts read raw. */
       cohortBuild?: (
         pixelId: string,
@@ -304,13 +317,38 @@ export class QueryService {
     pixelId: string,
     version: string,
   ): Promise<StatementRows[]> {
-    const fresh = await this.freshRows(plan.statements, opts, pixelId, version);
+    const forms = await this.cellForms(plan.statements, opts, pixelId);
+    const fresh = await this.freshRows(forms, opts, pixelId, version);
     return Promise.all(
-      plan.statements.map(async (statement) => ({
+      plan.statements.map(async (statement, i) => ({
         statement,
-        rows: await this.runStatement(statement, fresh),
+        rows: await this.runStatement(forms[i]!, fresh),
       })),
     );
+  }
+
+  /**
+   * Each statement as it runs: one whose credit-cell shape is built runs its cells' forms as its
+   * derived ones; for a shape not built yet the asking is recorded (the worker builds it) and the
+   * statement runs as planned. Neither step can fail the query: the shapes not read, none is built.
+   */
+  private async cellForms(statements: readonly Statement[], opts: RunOptions, pixelId: string) {
+    const credits = this.deps.credits;
+    if (!credits || opts.derived === false || !statements.some((s) => s.cells)) return statements;
+    const shapes = statements.flatMap((s) => (s.cells ? [s.cells.shape] : []));
+    const built = await credits.of(pixelId, shapes).catch((err: unknown) => {
+      this.deps.log.warn({ err, pixelId }, "credit shapes not read; crediting every conversion");
+      return null;
+    });
+    if (built === null) return statements;
+    return statements.map((s) => {
+      if (!s.cells) return s;
+      if (built.has(s.cells.shape)) return { ...s, derived: s.cells.derived };
+      credits.ask(pixelId, s.cells.shape).catch((err: unknown) => {
+        this.deps.log.warn({ err, pixelId }, "credit shape not asked for; next query asks again");
+      });
+      return s;
+    });
   }
 
   /**
@@ -324,10 +362,12 @@ export class QueryService {
     version: string,
   ): Promise<Fresh | null> {
     if (!this.deps.fresh || opts.derived === false || !statements.some((s) => s.derived)) return null;
-    const customers = statements.some(
-      (s) => s.derived?.fresh === "customers" || s.derived?.moreFresh?.some((m) => m.fresh === "customers"),
-    );
-    return this.deps.fresh(pixelId, version, { customers }).catch((err: unknown) => {
+    const reads = (kind: FreshKind) =>
+      statements.some(
+        (s) => s.derived?.fresh === kind || s.derived?.moreFresh?.some((m) => m.fresh === kind),
+      );
+    const wanted = { customers: reads("customers"), creditHours: reads("creditHours") };
+    return this.deps.fresh(pixelId, version, wanted).catch((err: unknown) => {
       this.deps.log.warn({ err, pixelId }, "fresh rows not read; answering from raw data");
       return null;
     });

@@ -72,7 +72,12 @@ describe("005_customer_hours.sql", () => {
   it("creates the tables and clears nothing; the next round, finding no watermark of its own, builds them", async () => {
     expect(await watermarks()).toEqual(["conversion_touches:1"]);
     const report = await migrate(stores.sql, stores.wh);
-    expect(report.warehouse).toEqual(["005_customer_hours", "006_refund_facts_hourly", "007_cohort_cells"]);
+    expect(report.warehouse).toEqual([
+      "005_customer_hours",
+      "006_refund_facts_hourly",
+      "007_cohort_cells",
+      "008_credit_cells",
+    ]);
     expect(await watermarks()).toEqual(["conversion_touches:1"]);
     // The rollup's former customer states stay for a process of the previous version.
     expect(await rollupColumns()).toContain("customers");

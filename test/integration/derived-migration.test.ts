@@ -53,6 +53,7 @@ describe(FILE, () => {
       "005_customer_hours",
       "006_refund_facts_hourly",
       "007_cohort_cells",
+      "008_credit_cells",
     ]);
     expect(await stamps()).toEqual(migrated);
     const [now] = await stores.wh.query<{ t: string }>("SELECT toString(now64(3, 'UTC')) AS t");

@@ -51,6 +51,7 @@ describe("004_order_facts_hourly.sql", () => {
       "005_customer_hours",
       "006_refund_facts_hourly",
       "007_cohort_cells",
+      "008_credit_cells",
     ]);
     expect(await watermarks()).toBe("0");
     expect(await stores.worker.runOnce(0)).toMatchObject([{ pixelId: "px", full: true }]);

@@ -59,6 +59,7 @@ describe("002_orders_by_month", () => {
       "005_customer_hours",
       "006_refund_facts_hourly",
       "007_cohort_cells",
+      "008_credit_cells",
     ]);
     expect(asNumbers(await liveOrders())).toEqual(expected);
     expect(await tableNames()).not.toContain("orders_by_month");

@@ -75,7 +75,7 @@ const watermarks = async () =>
 describe(FILE, () => {
   it("stamps earlier refunds with the epoch, clears nothing, and the next round builds the rollup", async () => {
     const report = await migrate(stores.sql, stores.wh);
-    expect(report.warehouse).toEqual(["006_refund_facts_hourly", "007_cohort_cells"]);
+    expect(report.warehouse).toEqual(["006_refund_facts_hourly", "007_cohort_cells", "008_credit_cells"]);
     expect(await stamps()).toEqual([`r1 ${EPOCH}`]);
     expect(await tables()).toEqual(["refund_facts_hourly", "refund_hours"]);
     expect(await watermarks()).toEqual(["customer_hours:1"]);

@@ -66,25 +66,32 @@ export interface GoldenStatement {
    * A derived-tables form of the statement before it (docs/derived-tables.md): with fresh rows read
    * raw, or (`current`) for when nothing is past the watermark.
    */
-  derivedForm?: "fresh" | "current";
+  derivedForm?: "fresh" | "current" | "cells" | "cells-current";
 }
 
-/** Each statement, followed by its derived-tables form when it has one: both are pinned. */
+interface DerivedForms {
+  sql: string;
+  params: Record<string, unknown>;
+  current?: { sql: string; params: Record<string, unknown> };
+}
+
+/**
+ * Each statement, followed by its derived-tables forms when it has them (and its credit-cells forms
+ * when a shape's cells can answer it): all are pinned.
+ */
 function withDerived(
-  statements: readonly (GoldenStatement & {
-    derived?: {
-      sql: string;
-      params: Record<string, unknown>;
-      current?: { sql: string; params: Record<string, unknown> };
-    };
-  })[],
+  statements: readonly (GoldenStatement & { derived?: DerivedForms; cells?: { derived: DerivedForms } })[],
 ): GoldenStatement[] {
-  return statements.flatMap(({ derived, ...s }) => {
+  return statements.flatMap(({ derived, cells, ...s }) => {
     if (!derived) return [s];
-    const { current, sql, params } = derived;
     const named = { source: s.source, ...(s.sources ? { sources: s.sources } : {}), period: s.period };
-    const forms: GoldenStatement[] = [s, { ...named, sql, params, derivedForm: "fresh" }];
-    if (current) forms.push({ ...named, ...current, derivedForm: "current" });
+    const forms: GoldenStatement[] = [s];
+    const add = (d: DerivedForms, fresh: "fresh" | "cells", current: "current" | "cells-current") => {
+      forms.push({ ...named, sql: d.sql, params: d.params, derivedForm: fresh });
+      if (d.current) forms.push({ ...named, ...d.current, derivedForm: current });
+    };
+    add(derived, "fresh", "current");
+    if (cells) add(cells.derived, "cells", "cells-current");
     return forms;
   });
 }
@@ -780,6 +787,13 @@ function envLine(c: GoldenCase): string {
  * followed by its parameters as a comment block (name, type from the placeholder, value as JSON), one
  * per line with fixed column widths so a changed value is a one-line diff.
  */
+const FORM_NOTES: Record<string, string> = {
+  fresh: ", from the derived tables",
+  current: ", from the derived tables alone (nothing past the watermark)",
+  cells: ", from the credit cells (the fresh hours' conversions credited one by one)",
+  "cells-current": ", from the credit cells alone (nothing past the watermark)",
+};
+
 export function renderGolden(c: GoldenCase, statements: readonly GoldenStatement[]): string {
   const out = [
     `-- ${c.name}: ${c.title}`,
@@ -790,7 +804,7 @@ export function renderGolden(c: GoldenCase, statements: readonly GoldenStatement
     const types = placeholderTypes(s.sql);
     out.push(
       "",
-      `-- statement ${i + 1} of ${statements.length}: ${s.sources?.join(" + ") ?? s.source}, ${s.period}${s.derivedForm === "fresh" ? ", from the derived tables" : s.derivedForm === "current" ? ", from the derived tables alone (nothing past the watermark)" : ""}`,
+      `-- statement ${i + 1} of ${statements.length}: ${s.sources?.join(" + ") ?? s.source}, ${s.period}${FORM_NOTES[s.derivedForm ?? ""] ?? ""}`,
       s.sql,
       "",
       "-- parameters:",

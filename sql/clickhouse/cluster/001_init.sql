@@ -469,3 +469,38 @@ ORDER BY pixel_id;
 
 CREATE TABLE IF NOT EXISTS cohort_builds ON CLUSTER '{cluster}' AS cohort_builds_local
 ENGINE = Distributed('{cluster}', currentDatabase(), cohort_builds_local, cityHash64(pixel_id));
+
+-- credit_cells, credit_shapes: attribution credits per hour for the shapes queries ask, kept by the derived-tables worker.
+CREATE TABLE IF NOT EXISTS credit_cells_local ON CLUSTER '{cluster}' (
+  pixel_id          LowCardinality(String),
+  shape             LowCardinality(String),
+  hour              DateTime64(3, 'UTC'),
+  financial_status  LowCardinality(String),
+  value             String,
+  currency          LowCardinality(String),
+  fx_day            Date,
+  refund            UInt8,
+  built_version     UInt64,
+  rows              UInt64,
+  attributed        Float64,
+  amount            Float64,
+  conversions       UInt64
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/credit_cells_local', '{replica}', built_version)
+PARTITION BY toYYYYMM(hour)
+ORDER BY (pixel_id, shape, hour, financial_status, value, currency, fx_day, refund);
+
+CREATE TABLE IF NOT EXISTS credit_cells ON CLUSTER '{cluster}' AS credit_cells_local
+ENGINE = Distributed('{cluster}', currentDatabase(), credit_cells_local, cityHash64(pixel_id));
+
+CREATE TABLE IF NOT EXISTS credit_shapes_local ON CLUSTER '{cluster}' (
+  pixel_id       LowCardinality(String),
+  shape          String,
+  built_version  UInt64,
+  asked_at       DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/credit_shapes_local', '{replica}', built_version)
+ORDER BY (pixel_id, shape);
+
+CREATE TABLE IF NOT EXISTS credit_shapes ON CLUSTER '{cluster}' AS credit_shapes_local
+ENGINE = Distributed('{cluster}', currentDatabase(), credit_shapes_local, cityHash64(pixel_id));

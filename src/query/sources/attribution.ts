@@ -1,11 +1,16 @@
 import { CONVERSION_TOUCHES } from "../../derived/conversion-touches.js";
+import { hourOf } from "../../derived/order-hours.js";
 import { hopsCte } from "../../identity/links-sql.js";
 import { FRACTIONAL_MODELS, POSITION_ENDS_SHARE, POSITION_MIDDLE_SHARE } from "../attribution-models.js";
 import { FIELD_BY_NAME } from "../filters/fields.js";
 import { bucketKeySql } from "../time.js";
 import { countedOrdersCte, fxCtes, fxJoin, groupBy, ratesFrom, totalsColumn } from "./common.js";
 import type { EmitContext } from "./context.js";
-import { placeholders } from "./facts.js";
+import { cellRows } from "./credit-cells.js";
+import { type Placeholders, placeholders } from "./facts.js";
+
+/** The placeholders attribution reads: a query's, or the SQL a cells build gives for them. */
+export type AttributionPlaceholders = Pick<Placeholders, "pixel" | "start" | "end" | "target" | "tz">;
 
 export const NO_TOUCH = "(none)";
 export const NOT_SET = "(not set)";
@@ -29,11 +34,11 @@ export interface AttributionSpec {
  * its value, refunds in the target currency, conversion dimensions, the count of touches in the
  * window and the model's credit column), shared by the aggregate and the credited-orders listing.
  */
-function attributionCtes(
+export function attributionCtes(
   ctx: EmitContext,
-  p: ReturnType<typeof placeholders>,
+  p: AttributionPlaceholders,
   spec: AttributionSpec,
-  options: { derived?: DerivedTouches },
+  options: { derived?: DerivedTouches; build?: boolean },
 ): { ctes: string[]; credits: Credits } {
   const b = ctx.binder;
   const touchDim = ctx.dimensions.find((d) => d.startsWith("attribution."));
@@ -54,16 +59,18 @@ function attributionCtes(
   // An event without a value or a currency is worth 0 and needs no rate (a '' currency made the
   // factor 1/0, and 0 × inf a NaN that wiped out its whole group's revenue).
   const valuelessAsUsd = "if(e.value IS NULL OR e.currency = '', 'USD', e.currency)";
+  // A build of credit cells keeps each conversion's status and books its refunds itself (per refund day).
+  const build = options.build === true;
+  const hours =
+    derived && options.derived!.hours ? ` AND ${hourOf("o.created_at")} IN ${options.derived!.hours}` : "";
   const conv =
     spec.valueSource === "orders"
       ? `conv AS (
   SELECT o.order_id AS conv_id, o.created_at AS ts, ${derived ? "o.canonical_id" : "if(h.new != '', h.new, o.canonical_id)"} AS cid,
     o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k,
-    toFloat64(o.total_price) AS value, ifNull(rf.refunded, 0.) AS refunded,
-    ifNull(rf.refund_missing, '') AS refund_missing${convDims.join("")}
-  FROM co AS o${derived ? "" : " LEFT JOIN hops AS h ON h.old = o.canonical_id"}
-  LEFT JOIN (${refundsInTarget(p.pixel, p.target)}) AS rf ON rf.order_id = o.order_id
-  WHERE o.created_at >= ${p.start} AND o.created_at < ${p.end} AND ${spec.convWhere}
+    toFloat64(o.total_price) AS value, ${build ? "o.financial_status AS status, 0. AS refunded, '' AS refund_missing" : "ifNull(rf.refunded, 0.) AS refunded,\n    ifNull(rf.refund_missing, '') AS refund_missing"}${convDims.join("")}
+  FROM co AS o${derived ? "" : " LEFT JOIN hops AS h ON h.old = o.canonical_id"}${build ? "" : `\n  LEFT JOIN (${refundsInTarget(p.pixel, p.target)}) AS rf ON rf.order_id = o.order_id`}
+  WHERE o.created_at >= ${p.start} AND o.created_at < ${p.end}${hours} AND ${spec.convWhere}
 )`
       : `conv AS (
   SELECT e.event_id AS conv_id, e.event_time AS ts, if(h.new != '', h.new, e.canonical_id) AS cid,
@@ -77,7 +84,7 @@ function attributionCtes(
 )`;
   const tdimExpr = touchDim ? `toString(${FIELD_BY_NAME.get(touchDim)!.column})` : "''";
   const touchCtes = derived
-    ? derivedTouchCtes(p, spec, tdimExpr, lookbackStart, options.derived!.fresh)
+    ? derivedTouchCtes(p, spec, tdimExpr, lookbackStart, options.derived!)
     : [
         `tp AS (
   SELECT if(h.new != '', h.new, t.canonical_id) AS cid, t.touch_time AS touch_time, t.event_id AS event_id, ${tdimExpr} AS tdim
@@ -110,7 +117,7 @@ function attributionCtes(
 ),
 credited AS (
   SELECT c.conv_id AS conv_id, c.ts AS ts, c.cur AS cur, c.fx_day AS fx_day, toUInt8(1) AS fx_k,
-    c.value AS value, c.refunded AS refunded, c.refund_missing AS refund_missing${ctx.dimensions
+    c.value AS value, c.refunded AS refunded, c.refund_missing AS refund_missing${build ? ", c.status AS status" : ""}${ctx.dimensions
       .map((d, i) => (d.startsWith("attribution.") ? "" : `, c.d${i} AS d${i}`))
       .join("")},
     a.touches AS touches${aggregate ? `, a.${aggregate.col} AS ${aggregate.col}` : ""}
@@ -132,7 +139,7 @@ credited AS (
         ? { labels: `if(touches = 0, ['${NO_TOUCH}'], arrayMap(x -> ${label("x")}, any_dims))` }
         : { labels: `[if(touches = 0, '${NO_TOUCH}', ${label(aggregate!.col)})]` };
   const ctes = [
-    fxCtes(p.target, ratesFrom(ctx.binder, ctx.range.start)),
+    ...(build ? [] : [fxCtes(p.target, ratesFrom(ctx.binder, ctx.range.start))]),
     countedOrdersCte(
       p.pixel,
       ctx.orderSettings,
@@ -220,10 +227,22 @@ const conversionKey = (id: string, ts: string) =>
 export function emitAttribution(
   ctx: EmitContext,
   spec: AttributionSpec,
-  options: { derived?: DerivedTouches } = {},
+  options: { derived?: DerivedTouches; cells?: CellsRead } = {},
 ): string {
   const p = placeholders(ctx);
-  const { ctes, credits } = attributionCtes(ctx, p, spec, options);
+  const cells = options.cells;
+  // From the cells alone (nothing past the watermark), or the cells but for the fresh hours, whose
+  // conversions are credited one by one from the derived touches.
+  const perConversion = cells === undefined || cells.hours !== null;
+  const derived = cells
+    ? { fresh: options.derived?.fresh ?? null, hours: cells.hours ?? undefined }
+    : options.derived;
+  const { ctes, credits } = perConversion
+    ? attributionCtes(ctx, p, spec, derived ? { derived } : {})
+    : {
+        ctes: [fxCtes(p.target, ratesFrom(ctx.binder, ctx.range.start))],
+        credits: { labels: "" } as Credits,
+      };
   const shared = "pairs" in credits;
   const touchDim = ctx.dimensions.some((d) => d.startsWith("attribution."));
   const fx = fxJoin("q", p.target);
@@ -243,13 +262,28 @@ export function emitAttribution(
     "r.cur AS cur",
     "r.fx_day AS fx_day",
     "toUInt8(1) AS fx_k",
-    shared ? `sumIf(r.share, ${attributed}) AS attributed` : `countIf(${attributed}) AS attributed`,
+    // Beside the cells' rows (Float64) a count is a Float64 too: the engine unites no other way.
+    shared
+      ? `sumIf(r.share, ${attributed}) AS attributed`
+      : cells
+        ? `toFloat64(countIf(${attributed})) AS attributed`
+        : `countIf(${attributed}) AS attributed`,
     `sumIf(r.value${times}, ${attributed}) AS value`,
     `sumIf(r.refunded${times}, ${attributed}) AS refunded`,
     "count() AS conversions",
     "minIf(r.refund_missing, r.refund_missing != '') AS refund_missing",
   ];
   const perDayKeys = [...(ctx.granularity === "none" ? [] : ["bucket"]), ...dimKeys, "cur", "fx_day"];
+  const rows = [
+    ...(perConversion
+      ? [
+          `SELECT ${perDay.join(", ")}
+  FROM (${creditRows(credits)}) AS r
+  GROUP BY ${perDayKeys.join(", ")}`,
+        ]
+      : []),
+    ...(cells ? [cellRows(ctx, p, cells.shape, cells.hours, spec.touchedOnly === true)] : []),
+  ];
   const select = [
     // With granularity none the bucket is a constant, not a grouping key (see groupBy).
     ctx.granularity === "none" ? "any(q.bucket) AS bucket" : "q.bucket AS bucket",
@@ -264,12 +298,20 @@ export function emitAttribution(
   return `WITH ${ctes.join(",\n")}
 SELECT ${select.join(",\n  ")}
 FROM (
-  SELECT ${perDay.join(", ")}
-  FROM (${creditRows(credits)}) AS r
-  GROUP BY ${perDayKeys.join(", ")}
+  ${rows.join("\n  UNION ALL\n  ")}
 ) AS q
 ${fx.joins}
 ${groupBy(ctx.granularity, dimKeys)}`;
+}
+
+/**
+ * Reading a shape's credit cells (sources/credit-cells.ts): `shape`, the placeholder of its key, and
+ * `hours`, the placeholder of the UTC hours whose conversions are credited one by one instead (those
+ * with rows past the watermark), or null when there are none.
+ */
+export interface CellsRead {
+  shape: string;
+  hours: string | null;
 }
 
 /** One row per conversion and credited value: `credit` (the value) and, for pairs, `share`. */
@@ -277,6 +319,13 @@ function creditRows(credits: Credits): string {
   return "pairs" in credits
     ? `SELECT *${credits.columns}, arrayJoin(${credits.pairs}) AS cw, cw.1 AS credit, cw.2 AS share FROM credited`
     : `SELECT *, arrayJoin(${credits.labels}) AS credit FROM credited`;
+}
+
+/** `creditRows` with a `share` on every row (1 where each value is credited the whole conversion). */
+export function creditRowsWithShare(credits: Credits): string {
+  return "pairs" in credits
+    ? creditRows(credits)
+    : `SELECT *, arrayJoin(${credits.labels}) AS credit, toFloat64(1) AS share FROM credited`;
 }
 
 /**
@@ -295,10 +344,7 @@ export function emitCreditedOrders(
   const b = ctx.binder;
   const { ctes, credits } = attributionCtes(ctx, p, spec, options);
   const fx = fxJoin("q", p.target);
-  const rows =
-    "pairs" in credits
-      ? creditRows(credits)
-      : `SELECT *, arrayJoin(${credits.labels}) AS credit, toFloat64(1) AS share FROM credited`;
+  const rows = creditRowsWithShare(credits);
   return `WITH ${ctes.join(",\n")}
 SELECT q.conv_id AS order_id, any(q.ts) AS created_at, any(q.value * ${fx.factor} - q.refunded) AS value,
   any(q.credit) AS credit, count() OVER () AS total,
@@ -319,9 +365,12 @@ LIMIT ${b.bind(page.limit, "Int64")} OFFSET ${b.bind(page.offset, "Int64")}`;
 /**
  * Reading touches from `conversion_touches`: `fresh` is the placeholder of the stored ids past its
  * watermark (the service binds them), or null when nothing is past it — then the table alone answers.
+ * `hours` (a set of UTC hours in SQL) narrows the conversions to those created in these hours: the
+ * part of a credit-cells answer its cells cannot give, and the hours a cells build rebuilds.
  */
 export interface DerivedTouches {
   fresh: string | null;
+  hours?: string;
 }
 
 /**
@@ -333,13 +382,15 @@ export interface DerivedTouches {
  * branch: its scans of orders and touches cost ~15–20 ms even when they find nothing.
  */
 function derivedTouchCtes(
-  p: ReturnType<typeof placeholders>,
+  p: AttributionPlaceholders,
   spec: AttributionSpec,
   tdimExpr: string,
   lookbackStart: string,
-  fresh: string | null,
+  derived: DerivedTouches,
 ): string[] {
-  const inRange = `created_at >= ${p.start} AND created_at < ${p.end}`;
+  const { fresh } = derived;
+  const hours = derived.hours ? ` AND ${hourOf("created_at")} IN ${derived.hours}` : "";
+  const inRange = `created_at >= ${p.start} AND created_at < ${p.end}${hours}`;
   const stored = `SELECT d.order_id AS conv_id, d.created_at AS conv_ts, t.touch_time AS touch_time, t.event_id AS event_id, ${tdimExpr} AS tdim
   FROM (SELECT * FROM ${CONVERSION_TOUCHES} FINAL WHERE pixel_id = ${p.pixel} AND ${inRange}) AS d
   ARRAY JOIN d.touches AS t

@@ -2,7 +2,7 @@
 -- POST /db-mgmt/api/query-channel-details {"pixelId":"px_golden","level":"adset","granularity":"day","measures":["ads.impressions","attribution.revenue"],"dateRange":{"start":"2026-03-01","end":"2026-03-07"},"timezone":"UTC","currency":"EUR","attributionModel":"first_click","attributionWindow":7,"sortBy":"sourceCreatedAt","limit":10,"offset":20,"filters":{"field":"channel.campaign_id","op":"in","value":["c1","c2"]}}
 -- environment: now 2026-03-15T12:00:00.000Z, account timezone UTC, default stored order settings, page entity ids ["e1","e2"]
 
--- statement 1 of 5: ad_entities, primary
+-- statement 1 of 7: ad_entities, primary
 SELECT c.entity_id AS id, c.name AS name, c.platform AS platform, toString(c.level) AS level, c.status AS status,
   if(c.level = 'account', c.entity_id, c.account_id) AS account_id, c.campaign_id AS campaign_id, c.adset_id AS adset_id,
   c.currency AS currency, toString(c.daily_budget) AS daily_budget, toString(c.budget_remaining) AS budget_remaining,
@@ -20,7 +20,7 @@ LIMIT {p3:Int64} OFFSET {p4:Int64}
 --   p3   Int64                 10
 --   p4   Int64                 20
 
--- statement 2 of 5: ads, primary
+-- statement 2 of 7: ads, primary
 SELECT toUnixTimestamp(toStartOfDay(r.ts, {p3:String})) AS bucket,
   r.d0 AS d0,
   toFloat64(sum(r.impressions)) AS ads_impressions,
@@ -46,7 +46,7 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p7   Date                  "2026-03-01"
 --   p8   Date                  "2026-03-07"
 
--- statement 3 of 5: attribution, primary
+-- statement 3 of 7: attribution, primary
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
@@ -115,7 +115,7 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p8   Int64                 7
 --   rates_from Date                  "2025-12-29"
 
--- statement 4 of 5: attribution, primary, from the derived tables
+-- statement 4 of 7: attribution, primary, from the derived tables
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p3:String}),
 co AS (
@@ -201,7 +201,7 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p9   Int64                 7
 --   rates_from Date                  "2025-12-29"
 
--- statement 5 of 5: attribution, primary, from the derived tables alone (nothing past the watermark)
+-- statement 5 of 7: attribution, primary, from the derived tables alone (nothing past the watermark)
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p2:String}),
 co AS (
@@ -267,4 +267,134 @@ GROUP BY GROUPING SETS ((bucket, d0), (d0))
 --   p6   (not referenced)      "2026-03-07"
 --   p7   (not referenced)      7
 --   p8   Int64                 7
+--   rates_from Date                  "2025-12-29"
+
+-- statement 6 of 7: attribution, primary, from the credit cells (the fresh hours' conversions credited one by one)
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
+fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p5:String}),
+co AS (
+  SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
+  FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p3:String} AND created_at >= {p6:DateTime64(3, 'UTC')} AND created_at < {p7:DateTime64(3, 'UTC')}) AS o
+  WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
+),
+conv AS (
+  SELECT o.order_id AS conv_id, o.created_at AS ts, o.canonical_id AS cid,
+    o.currency AS cur, toDate(o.created_at) AS fx_day, toUInt8(1) AS fx_k,
+    toFloat64(o.total_price) AS value, ifNull(rf.refunded, 0.) AS refunded,
+    ifNull(rf.refund_missing, '') AS refund_missing
+  FROM co AS o
+  LEFT JOIN (SELECT q.order_id AS order_id, sum(toFloat64(q.amount) * if(q.cur = {p5:String}, 1., if({p5:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate))) AS refunded, minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p5:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p5:String} != 'USD' AND ft.rate = 0, {p5:String}, '')), multiIf(q.cur = {p5:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p5:String} != 'USD' AND ft.rate = 0, {p5:String}, '') != '') AS refund_missing
+    FROM (SELECT order_id, amount, currency AS cur, toDate(created_at) AS fx_day, toUInt8(1) AS fx_k
+      FROM refunds FINAL WHERE pixel_id = {p3:String}) AS q
+    ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+    ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
+    GROUP BY q.order_id) AS rf ON rf.order_id = o.order_id
+  WHERE o.created_at >= {p6:DateTime64(3, 'UTC')} AND o.created_at < {p7:DateTime64(3, 'UTC')} AND toDateTime64(toStartOfHour(o.created_at), 3, 'UTC') IN {p1:Array(DateTime64(3, 'UTC'))} AND 1
+),
+fresh_hops AS (
+  SELECT alias_value AS old, argMax(canonical_id, version) AS new FROM identity_links
+  WHERE pixel_id = {p3:String} AND alias_type = 'canonical' AND alias_value IN {p0:Array(String)} GROUP BY alias_value
+),
+rc AS (
+  SELECT o.order_id AS conv_id, o.created_at AS conv_ts, if(h.new != '', h.new, o.canonical_id) AS cid
+  FROM (SELECT order_id, created_at, canonical_id FROM orders FINAL
+    WHERE pixel_id = {p3:String} AND created_at >= {p6:DateTime64(3, 'UTC')} AND created_at < {p7:DateTime64(3, 'UTC')} AND toDateTime64(toStartOfHour(created_at), 3, 'UTC') IN {p1:Array(DateTime64(3, 'UTC'))} AND canonical_id IN {p0:Array(String)}) AS o
+  LEFT JOIN fresh_hops AS h ON h.old = o.canonical_id
+),
+tp AS (
+  SELECT rc.conv_id AS conv_id, rc.conv_ts AS conv_ts, t.touch_time AS touch_time, t.event_id AS event_id, toString(t.adset_id) AS tdim
+  FROM (SELECT * FROM touchpoints WHERE pixel_id = {p3:String} AND canonical_id IN {p0:Array(String)}
+    AND touch_time < {p7:DateTime64(3, 'UTC')} AND touch_time > subtractDays({p6:DateTime64(3, 'UTC')}, {p10:Int64})) AS t
+  LEFT JOIN fresh_hops AS h ON h.old = t.canonical_id
+  INNER JOIN rc ON rc.cid = if(h.new != '', h.new, t.canonical_id)
+  WHERE 1
+  UNION ALL
+  SELECT d.order_id AS conv_id, d.created_at AS conv_ts, t.touch_time AS touch_time, t.event_id AS event_id, toString(t.adset_id) AS tdim
+  FROM (SELECT * FROM conversion_touches FINAL WHERE pixel_id = {p3:String} AND created_at >= {p6:DateTime64(3, 'UTC')} AND created_at < {p7:DateTime64(3, 'UTC')} AND toDateTime64(toStartOfHour(created_at), 3, 'UTC') IN {p1:Array(DateTime64(3, 'UTC'))}) AS d
+  ARRAY JOIN d.touches AS t
+  WHERE d.order_id NOT IN (SELECT conv_id FROM rc) AND 1
+),
+tagg AS (
+  SELECT concat(t.conv_id, '@', toString(toUnixTimestamp64Milli(t.conv_ts))) AS conv_key, countIf(t.touch_time <= t.conv_ts AND t.touch_time > subtractDays(t.conv_ts, {p11:Int64})) AS touches,
+    argMinIf(t.tdim, (t.touch_time, t.event_id), t.touch_time <= t.conv_ts AND t.touch_time > subtractDays(t.conv_ts, {p11:Int64})) AS first_dim
+  FROM tp AS t
+  GROUP BY t.conv_id, t.conv_ts
+),
+credited AS (
+  SELECT c.conv_id AS conv_id, c.ts AS ts, c.cur AS cur, c.fx_day AS fx_day, toUInt8(1) AS fx_k,
+    c.value AS value, c.refunded AS refunded, c.refund_missing AS refund_missing,
+    a.touches AS touches, a.first_dim AS first_dim
+  FROM conv AS c INNER JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts))) AND a.touches > 0
+)
+SELECT q.bucket AS bucket,
+  q.d0 AS d0,
+  toFloat64(sum(q.attributed)) AS attr_orders,
+  sum(q.value * if(q.cur = {p5:String}, 1., if({p5:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)) - q.refunded) AS attr_revenue,
+  toFloat64(sum(q.conversions)) AS conversions,
+  arrayMin(arrayFilter(x -> x != '', [minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p5:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p5:String} != 'USD' AND ft.rate = 0, {p5:String}, '')), multiIf(q.cur = {p5:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p5:String} != 'USD' AND ft.rate = 0, {p5:String}, '') != ''), minIf(q.refund_missing, q.refund_missing != '')])) AS fx_missing,
+  grouping(bucket) AS is_total
+FROM (
+  SELECT toUnixTimestamp(toStartOfDay(r.ts, {p4:String})) AS bucket, r.credit AS d0, r.cur AS cur, r.fx_day AS fx_day, toUInt8(1) AS fx_k, toFloat64(countIf(1)) AS attributed, sumIf(r.value, 1) AS value, sumIf(r.refunded, 1) AS refunded, count() AS conversions, minIf(r.refund_missing, r.refund_missing != '') AS refund_missing
+  FROM (SELECT *, arrayJoin([if(touches = 0, '(none)', if(first_dim = '', '(not set)', first_dim))]) AS credit FROM credited) AS r
+  GROUP BY bucket, d0, cur, fx_day
+  UNION ALL
+  SELECT toUnixTimestamp(toStartOfDay(o.hour, {p4:String})) AS bucket, o.value AS d0, o.currency AS cur, o.fx_day AS fx_day, toUInt8(1) AS fx_k,
+    sum(o.attributed) AS attributed, sum(if(o.refund = 1, -o.amount, o.amount)) AS value, 0. AS refunded,
+    sum(o.conversions) AS conversions, '' AS refund_missing
+  FROM (SELECT * FROM credit_cells FINAL WHERE pixel_id = {p3:String} AND shape = {p2:String}
+    AND hour >= {p6:DateTime64(3, 'UTC')} AND hour < {p7:DateTime64(3, 'UTC')} AND hour NOT IN {p1:Array(DateTime64(3, 'UTC'))}) AS o
+  WHERE o.rows != 0 AND o.financial_status != 'pending' AND o.financial_status != 'voided' AND o.value != '(none)'
+  GROUP BY bucket, d0, cur, fx_day
+) AS q
+ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
+GROUP BY GROUPING SETS ((bucket, d0), (d0))
+
+-- parameters:
+--   p0   Array(String)         []
+--   p1   Array(DateTime64(3, 'UTC')) []
+--   p2   String                "first_click:7:attribution.adset_id"
+--   p3   String                "px_golden"
+--   p4   String                "UTC"
+--   p5   String                "EUR"
+--   p6   DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
+--   p7   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
+--   p8   (not referenced)      "2026-03-01"
+--   p9   (not referenced)      "2026-03-07"
+--   p10  Int64                 7
+--   p11  Int64                 7
+--   rates_from Date                  "2025-12-29"
+
+-- statement 7 of 7: attribution, primary, from the credit cells alone (nothing past the watermark)
+WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
+fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p3:String})
+SELECT q.bucket AS bucket,
+  q.d0 AS d0,
+  toFloat64(sum(q.attributed)) AS attr_orders,
+  sum(q.value * if(q.cur = {p3:String}, 1., if({p3:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate)) - q.refunded) AS attr_revenue,
+  toFloat64(sum(q.conversions)) AS conversions,
+  arrayMin(arrayFilter(x -> x != '', [minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p3:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '')), multiIf(q.cur = {p3:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p3:String} != 'USD' AND ft.rate = 0, {p3:String}, '') != ''), minIf(q.refund_missing, q.refund_missing != '')])) AS fx_missing,
+  grouping(bucket) AS is_total
+FROM (
+  SELECT toUnixTimestamp(toStartOfDay(o.hour, {p2:String})) AS bucket, o.value AS d0, o.currency AS cur, o.fx_day AS fx_day, toUInt8(1) AS fx_k,
+    sum(o.attributed) AS attributed, sum(if(o.refund = 1, -o.amount, o.amount)) AS value, 0. AS refunded,
+    sum(o.conversions) AS conversions, '' AS refund_missing
+  FROM (SELECT * FROM credit_cells FINAL WHERE pixel_id = {p1:String} AND shape = {p0:String}
+    AND hour >= {p4:DateTime64(3, 'UTC')} AND hour < {p5:DateTime64(3, 'UTC')}) AS o
+  WHERE o.rows != 0 AND o.financial_status != 'pending' AND o.financial_status != 'voided' AND o.value != '(none)'
+  GROUP BY bucket, d0, cur, fx_day
+) AS q
+ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
+ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
+GROUP BY GROUPING SETS ((bucket, d0), (d0))
+
+-- parameters:
+--   p0   String                "first_click:7:attribution.adset_id"
+--   p1   String                "px_golden"
+--   p2   String                "UTC"
+--   p3   String                "EUR"
+--   p4   DateTime64(3, 'UTC')  "2026-03-01 00:00:00.000"
+--   p5   DateTime64(3, 'UTC')  "2026-03-08 00:00:00.000"
+--   p6   (not referenced)      "2026-03-01"
+--   p7   (not referenced)      "2026-03-07"
 --   rates_from Date                  "2025-12-29"

@@ -1,0 +1,172 @@
+import { LRUCache } from "lru-cache";
+import type { WarehouseStore } from "../stores/warehouse/port.js";
+import { CONVERSION_TOUCHES } from "./conversion-touches.js";
+import { changedHours, HOUR, ORDER_HOURS, refreshHours, seenByRefresh } from "./order-hours.js";
+
+/**
+ * Credit cells (docs/derived-tables.md, "credit_cells"): attribution credits summed per UTC hour for
+ * the shapes queries ask for. The crediting itself is the query compiler's (the worker is handed it as
+ * `CreditCellsSql`); here are the tables, what a refresh rebuilds and what a query reads raw.
+ */
+
+export const CREDIT_CELLS = "credit_cells";
+export const CREDIT_SHAPES = "credit_shapes";
+
+/**
+ * At most this many shapes are built per pixel: each costs a statement per refresh round. Shapes
+ * asked for beyond it are answered conversion by conversion.
+ */
+export const MAX_CREDIT_SHAPES = 24;
+
+/** More fresh hours than this: a query credits every conversion (cells unused). */
+export const MAX_FRESH_CREDIT_HOURS = 2_000;
+
+/**
+ * The CTEs of one shape's new cells (ending with `new_cells`) over the worker's `{pixel:String}`, for
+ * the conversions created in [start, end) and, with `hours`, in those hours only; null when the key
+ * names no shape.
+ */
+export type CreditCellsSql = (
+  shapeKey: string,
+  span: { pixel: string; start: string; end: string; seen: string; hours?: string },
+) => { ctes: string[]; params: Record<string, unknown> } | null;
+
+const PIXEL = "{pixel:String}";
+const SINCE = "{since:DateTime64(3, 'UTC')}";
+
+/** Orders with a refund row ingested after `since` (a subquery of their ids). */
+const refundedIds = (since: string) =>
+  `SELECT order_id FROM refunds WHERE pixel_id = ${PIXEL} AND ingested_at > ${since}`;
+
+/**
+ * Every hour a conversion whose cells a row ingested after `since` can change is or was in: the hours
+ * of changed orders (`changedHours`), and every hour of an order with a changed refund. The
+ * conversions whose touches changed are the caller's: a refresh knows them by the rows it rebuilt in
+ * `conversion_touches`, a query by the identities past the watermark.
+ */
+export function creditChangedHours(since: string): string {
+  return `${changedHours(since)}
+  UNION ALL
+  SELECT ${HOUR} AS h FROM orders AS v WHERE v.pixel_id = ${PIXEL} AND v.order_id IN (${refundedIds(since)})
+  UNION ALL
+  SELECT hour AS h FROM ${ORDER_HOURS} WHERE pixel_id = ${PIXEL} AND order_id IN (${refundedIds(since)})`;
+}
+
+/**
+ * The INSERT rebuilding one shape's cells: `since` — every hour of `creditChangedHours` and of the
+ * conversions whose `conversion_touches` row this refresh wrote (`{version}`); `month` — every hour of
+ * `{month}` (YYYYMM), for a build. Each rebuilt hour's rows are written again with `built_version` =
+ * `{version}`, and a row the hour had and has no longer is written with rows = 0. Params besides the
+ * build's own: pixel, shape, version, and since or month.
+ */
+export function creditCellsRefreshSql(
+  scope: "since" | "month",
+  cells: CreditCellsSql,
+  shapeKey: string,
+  materialized = false,
+): { sql: string; params: Record<string, unknown> } | null {
+  const changed = `${creditChangedHours(SINCE)}
+  UNION ALL
+  SELECT ${HOUR} AS h FROM ${CONVERSION_TOUCHES} WHERE pixel_id = ${PIXEL} AND built_version = {version:UInt64}`;
+  const hours = refreshHours(scope, changed, materialized);
+  const span =
+    scope === "month"
+      ? {
+          pixel: PIXEL,
+          seen: seenByRefresh("o"),
+          start: "toDateTime64(makeDate(intDiv({month:UInt32}, 100), {month:UInt32} % 100, 1), 3, 'UTC')",
+          end: "addMonths(toDateTime64(makeDate(intDiv({month:UInt32}, 100), {month:UInt32} % 100, 1), 3, 'UTC'), 1)",
+        }
+      : {
+          pixel: PIXEL,
+          seen: seenByRefresh("o"),
+          start: "(SELECT min(h) FROM hours)",
+          end: "(SELECT max(h) FROM hours) + toIntervalHour(1)",
+          hours: "(SELECT h FROM hours)",
+        };
+  const build = cells(shapeKey, span);
+  if (!build) return null;
+  const lead = hours.with ? hours.with.replace(/^WITH /, "").trimEnd() : "";
+  const columns = "hour, financial_status, value, currency, fx_day, refund";
+  const sql = `INSERT INTO ${CREDIT_CELLS} (pixel_id, shape, ${columns}, built_version, rows, attributed, amount, conversions)
+WITH ${[...(lead ? [lead] : []), ...build.ctes].join(",\n")}
+SELECT ${PIXEL}, {shape:String}, ${columns}, {version:UInt64},
+  argMax(rows, built), argMax(attributed, built), argMax(amount, built), argMax(conversions, built)
+FROM (
+  SELECT ${columns}, rows, attributed, amount, conversions, 1 AS built FROM new_cells
+  UNION ALL
+  SELECT ${columns}, toUInt64(0), 0., 0., toUInt64(0), 0 AS built
+  FROM ${CREDIT_CELLS} FINAL WHERE pixel_id = ${PIXEL} AND shape = {shape:String} AND ${hours.storedIn} AND rows != 0
+)
+GROUP BY ${columns}`;
+  return { sql, params: { ...build.params, shape: shapeKey } };
+}
+
+/** Each shape of `{pixel}` asked for, and the version of its build (0: not built). */
+export const CREDIT_SHAPES_SQL = `SELECT shape, max(built_version) AS built FROM ${CREDIT_SHAPES}
+WHERE pixel_id = ${PIXEL} GROUP BY shape ORDER BY min(asked_at), shape`;
+
+/** Pixels with a shape asked for and not built (the worker builds those on its next round). */
+export const CREDIT_SHAPES_DUE_SQL = `SELECT DISTINCT pixel_id FROM (
+  SELECT pixel_id, shape, max(built_version) AS built FROM ${CREDIT_SHAPES} GROUP BY pixel_id, shape
+) WHERE built = 0 ORDER BY pixel_id`;
+
+/**
+ * The UTC hours a query of a built shape credits conversion by conversion: those a row past the
+ * watermark `{since}` can change (`creditChangedHours`; only when an order or refund row is past
+ * it), and those of the orders of the identities past it (`{ids}`, the stored ids FreshIds found).
+ * At most MAX_FRESH_CREDIT_HOURS + 1.
+ */
+export function freshCreditHoursSql(rows: boolean, ids: boolean): string {
+  const parts = [
+    ...(rows ? [creditChangedHours(SINCE)] : []),
+    ...(ids
+      ? [`SELECT ${HOUR} AS h FROM orders WHERE pixel_id = ${PIXEL} AND canonical_id IN {ids:Array(String)}`]
+      : []),
+  ];
+  if (parts.length === 0) return "CAST([], 'Array(String)')";
+  return `(SELECT groupUniqArray(${MAX_FRESH_CREDIT_HOURS + 1})(toString(h)) FROM (
+  ${parts.join("\n  UNION ALL\n  ")}
+  ))`;
+}
+
+/**
+ * Which shapes of a pixel are built, as the query path sees them, and the asking for new ones. A built
+ * shape stays built, so once seen built it is never read again; a shape not seen built yet is read on
+ * each query that wants it (a look-up in a table of a few rows per pixel) until the worker has built
+ * it. Asking is remembered per process, so a dashboard's repeated query writes its shape once.
+ */
+export class CreditShapes {
+  private readonly built = new LRUCache<string, true>({ max: 50_000 });
+  private readonly asked = new LRUCache<string, true>({ max: 10_000 });
+
+  constructor(private readonly warehouse: Pick<WarehouseStore, "query" | "insert">) {}
+
+  /** Which of `shapes` (keys) are built for the pixel. */
+  async of(pixelId: string, shapes: readonly string[]): Promise<Set<string>> {
+    const key = (shape: string) => `${pixelId}\u0000${shape}`;
+    if (shapes.some((s) => !this.built.has(key(s)))) {
+      const rows = await this.warehouse.query<{ shape: string; built: string | number }>(CREDIT_SHAPES_SQL, {
+        pixel: pixelId,
+      });
+      for (const r of rows) {
+        this.asked.set(key(r.shape), true);
+        if (Number(r.built) > 0) this.built.set(key(r.shape), true);
+      }
+    }
+    return new Set(shapes.filter((s) => this.built.has(key(s))));
+  }
+
+  /** Records that a query asked for `shapeKey` (once per process and shape). */
+  async ask(pixelId: string, shapeKey: string): Promise<void> {
+    const key = `${pixelId}\u0000${shapeKey}`;
+    if (this.asked.has(key)) return;
+    this.asked.set(key, true);
+    try {
+      await this.warehouse.insert(CREDIT_SHAPES, [{ pixel_id: pixelId, shape: shapeKey, built_version: 0 }]);
+    } catch (err) {
+      this.asked.delete(key);
+      throw err;
+    }
+  }
+}
