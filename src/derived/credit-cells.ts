@@ -106,10 +106,13 @@ GROUP BY ${columns}`;
 export const CREDIT_SHAPES_SQL = `SELECT shape, max(built_version) AS built FROM ${CREDIT_SHAPES}
 WHERE pixel_id = ${PIXEL} GROUP BY shape ORDER BY min(asked_at), shape`;
 
-/** Pixels with a shape asked for and not built (the worker builds those on its next round). */
-export const CREDIT_SHAPES_DUE_SQL = `SELECT DISTINCT pixel_id FROM (
+/**
+ * Pixels with a shape asked for and not built, and room for it (the worker builds those on its next
+ * round).
+ */
+export const CREDIT_SHAPES_DUE_SQL = `SELECT pixel_id FROM (
   SELECT pixel_id, shape, max(built_version) AS built FROM ${CREDIT_SHAPES} GROUP BY pixel_id, shape
-) WHERE built = 0 ORDER BY pixel_id`;
+) GROUP BY pixel_id HAVING countIf(built = 0) > 0 AND countIf(built > 0) < ${MAX_CREDIT_SHAPES} ORDER BY pixel_id`;
 
 /**
  * The UTC hours a query of a built shape credits conversion by conversion: those a row past the

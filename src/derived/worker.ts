@@ -179,8 +179,11 @@ export class DerivedWorker {
           if (!at || Number(at.has) === 0) return;
           const shapes = await this.creditShapes(pixelId);
           const room = MAX_CREDIT_SHAPES - shapes.built.length;
-          const wanted = shapes.asked.slice(0, Math.max(0, room));
-          for (const shape of wanted) {
+          // A key naming no shape (written by another version, or by hand) is never built.
+          const known = shapes.asked.filter((shape) =>
+            creditCellsRefreshSql("month", this.options.creditCells!, shape),
+          );
+          for (const shape of known.slice(0, Math.max(0, room))) {
             await this.creditMonths(pixelId, [shape], { version: at.version, cutoff: at.cutoff });
             await this.warehouse.insert(
               CREDIT_SHAPES,

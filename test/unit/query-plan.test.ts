@@ -14,6 +14,7 @@ import { MEASURES } from "../../src/query/measures.js";
 import { planAttributionQuery, planCohorts, planGeneralQuery, type QueryPlan } from "../../src/query/plan.js";
 import { type QueryEnvironment, resolveCohorts } from "../../src/query/resolve.js";
 import { attributionQuerySchema, cohortQuerySchema, generalQuerySchema } from "../../src/query/schemas.js";
+import { creditShapeKey, parseCreditShape } from "../../src/query/sources/credit-cells.js";
 import { wholeHourOffsets } from "../../src/query/time.js";
 
 const ENV: QueryEnvironment = {
@@ -502,6 +503,124 @@ describe("the conversion_touches forms of an attribution statement", () => {
         "LEFT JOIN tagg AS a ON a.conv_key = concat(c.conv_id, '@', toString(toUnixTimestamp64Milli(c.ts)))",
       );
     }
+  });
+});
+
+describe("which attribution statements the credit cells answer", () => {
+  const base = {
+    dimension: "attribution.source",
+    dateRange: { start: "2026-03-01", end: "2026-03-07" },
+    timezone: "UTC",
+    attributionModel: "last_click",
+    attributionWindow: 30,
+  };
+  const cellsOf = (body: Record<string, unknown>) =>
+    planAttributionQuery(attribution({ ...base, ...body }), ENV).statements[0]?.cells;
+
+  it("one without filters has a shape, the cells' forms and the fresh sets they read", () => {
+    const cells = cellsOf({});
+    expect(cells?.shape).toBe("last_click:30:attribution.source");
+    expect(cells?.derived.fresh).toBe("creditHours");
+    expect(cells?.derived.moreFresh?.map((m) => m.fresh)).toEqual(["ids"]);
+    expect(cells?.derived.sql).toContain("FROM credit_cells FINAL");
+    expect(cells?.derived.sql).toContain("AND hour NOT IN {p");
+    // The fresh hours' conversions are credited one by one, from the derived touches of those hours.
+    expect(cells?.derived.sql).toContain("FROM conversion_touches FINAL");
+    // With nothing past the watermark: the cells alone.
+    const current = cells?.derived.current?.sql ?? "";
+    expect(current).toContain("FROM credit_cells FINAL");
+    for (const raw of ["conversion_touches", "FROM orders", "FROM touchpoints", "NOT IN"])
+      expect(current).not.toContain(raw);
+  });
+
+  it("the shape names the model, the window and the credited field; without a field, only touched counts", () => {
+    expect(cellsOf({ attributionModel: "linear", attributionWindow: -1 })?.shape).toBe(
+      "linear:-1:attribution.source",
+    );
+    const general = planGeneralQuery(
+      generalQuerySchema.parse({
+        pixelId: "px_1",
+        measures: ["attribution.orders"],
+        dateRange: base.dateRange,
+        timezone: "UTC",
+        attributionModel: "first_click",
+        attributionWindow: 7,
+      }),
+      ENV,
+    );
+    expect(general.statements.find((s) => s.source === "attribution")?.cells?.shape).toBe("touched:7:");
+    // A conversion's own dimension is not in the cells.
+    const byCurrency = planGeneralQuery(
+      generalQuerySchema.parse({
+        pixelId: "px_1",
+        measures: ["attribution.orders"],
+        dimensions: ["orders.currency"],
+        dateRange: base.dateRange,
+        timezone: "UTC",
+      }),
+      ENV,
+    );
+    expect(byCurrency.statements.find((s) => s.source === "attribution")?.cells).toBeUndefined();
+  });
+
+  it("filters, an enabled exclusion filter, a half-hour timezone or another half-life: no cells", () => {
+    for (const body of [
+      { filters: { field: "attribution.source", op: "equals", value: "google" } },
+      { filters: { field: "orders.currency", op: "equals", value: "USD" } },
+      {
+        orderSettings: {
+          exclusionFilters: [
+            {
+              id: "00000000-0000-4000-8000-000000000001",
+              name: "no EUR",
+              enabled: true,
+              createdAt: "2026-01-01T00:00:00Z",
+              updatedAt: "2026-01-01T00:00:00Z",
+              conditionGroups: [
+                {
+                  id: "00000000-0000-4000-8000-000000000002",
+                  logic: "and",
+                  conditions: [
+                    {
+                      id: "00000000-0000-4000-8000-000000000003",
+                      field: "currency",
+                      operator: "equals",
+                      value: "EUR",
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        },
+      },
+      { timezone: "Asia/Kolkata" },
+      { attributionModel: "time_decay", attributionHalfLifeDays: 3 },
+    ])
+      expect(cellsOf(body), JSON.stringify(body)).toBeUndefined();
+    // Order settings that only count more statuses are read on the cells' status.
+    expect(cellsOf({ orderSettings: { countPendingOrders: true } })?.shape).toBe(
+      "last_click:30:attribution.source",
+    );
+    expect(cellsOf({ attributionModel: "time_decay" })?.shape).toBe("time_decay:30:attribution.source");
+  });
+
+  it("a shape key reads back as its shape; a key naming none reads as null", () => {
+    for (const key of [
+      "last_click:30:attribution.source",
+      "touched:-1:",
+      "position_based:1:attribution.ad_id",
+    ])
+      expect(creditShapeKey(parseCreditShape(key)!)).toBe(key);
+    for (const key of [
+      "bogus:30:attribution.source",
+      "last_click:31:attribution.source",
+      "last_click:30:orders.currency",
+      "last_click:30:",
+      "touched:30:attribution.source",
+      "a:b:c:d",
+    ])
+      expect(parseCreditShape(key), key).toBeNull();
   });
 });
 
