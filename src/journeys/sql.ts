@@ -39,7 +39,7 @@ export function orderStatement(pixelId: string, orderId: string, currency: strin
   const target = b.bind(currency, "String");
   const fx = fxJoin("q", target);
   // The same conversion as attribution's refunds, restricted to this one order.
-  const refunds = `rf AS (${refundsInTarget(pixel, target, order)})`;
+  const refunds = `rf AS (${refundsInTarget(pixel, target, { orderId: order })})`;
   const sql = `WITH ${fxCtes(target)},
 o AS (
   SELECT order_id, created_at, financial_status, currency, total_price, canonical_id

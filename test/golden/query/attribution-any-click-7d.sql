@@ -104,7 +104,7 @@ rc AS (
 ),
 tp AS (
   SELECT rc.conv_id AS conv_id, rc.conv_ts AS conv_ts, t.touch_time AS touch_time, t.event_id AS event_id, toString(t.source) AS tdim
-  FROM (SELECT * FROM touchpoints WHERE pixel_id = {p1:String} AND canonical_id IN {p0:Array(String)}
+  FROM (SELECT * FROM touchpoints PREWHERE canonical_id IN {p0:Array(String)} WHERE pixel_id = {p1:String}
     AND touch_time < {p5:DateTime64(3, 'UTC')} AND touch_time > subtractDays({p4:DateTime64(3, 'UTC')}, {p8:Int64})) AS t
   LEFT JOIN fresh_hops AS h ON h.old = t.canonical_id
   INNER JOIN rc ON rc.cid = if(h.new != '', h.new, t.canonical_id)
@@ -227,9 +227,13 @@ GROUP BY d0
 -- statement 4 of 5: attribution, primary, from the credit cells (the fresh hours' conversions credited one by one)
 WITH fx AS (SELECT currency, date, toFloat64(argMax(usd_rate, version)) AS rate FROM fx_rates WHERE date >= {rates_from:Date} GROUP BY currency, date),
 fx_target AS (SELECT toUInt8(1) AS k, date, rate FROM fx WHERE currency = {p5:String}),
+hour_orders AS (
+  SELECT DISTINCT order_id FROM orders
+  WHERE pixel_id = {p3:String} AND created_at >= {p6:DateTime64(3, 'UTC')} AND created_at < {p7:DateTime64(3, 'UTC')} AND toDateTime64(toStartOfHour(created_at), 3, 'UTC') IN {p1:Array(DateTime64(3, 'UTC'))}
+),
 co AS (
   SELECT o.*, if(o.customer_id != '', concat('c:', o.customer_id), if(o.customer_email_hash != '', concat('e:', o.customer_email_hash), concat('o:', o.order_id))) AS customer_key, toUInt64(0) AS customer_order_number, false AS is_returning
-  FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p3:String} AND created_at >= {p6:DateTime64(3, 'UTC')} AND created_at < {p7:DateTime64(3, 'UTC')}) AS o
+  FROM (SELECT * FROM orders FINAL WHERE pixel_id = {p3:String} AND order_id IN (SELECT order_id FROM hour_orders)) AS o
   WHERE o.financial_status != 'pending' AND o.financial_status != 'voided'
 ),
 conv AS (
@@ -240,7 +244,7 @@ conv AS (
   FROM co AS o
   LEFT JOIN (SELECT q.order_id AS order_id, sum(toFloat64(q.amount) * if(q.cur = {p5:String}, 1., if({p5:String} = 'USD', 1., ft.rate) / if(q.cur = 'USD', 1., fs.rate))) AS refunded, minIf(concat(toString(q.fx_day), ' ', multiIf(q.cur = {p5:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p5:String} != 'USD' AND ft.rate = 0, {p5:String}, '')), multiIf(q.cur = {p5:String}, '', q.cur != 'USD' AND fs.rate = 0, q.cur, {p5:String} != 'USD' AND ft.rate = 0, {p5:String}, '') != '') AS refund_missing
     FROM (SELECT order_id, amount, currency AS cur, toDate(created_at) AS fx_day, toUInt8(1) AS fx_k
-      FROM refunds FINAL WHERE pixel_id = {p3:String}) AS q
+      FROM refunds FINAL WHERE pixel_id = {p3:String} AND order_id IN (SELECT order_id FROM hour_orders)) AS q
     ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
     ASOF LEFT JOIN fx_target AS ft ON ft.k = q.fx_k AND ft.date <= q.fx_day
     GROUP BY q.order_id) AS rf ON rf.order_id = o.order_id
@@ -253,12 +257,12 @@ fresh_hops AS (
 rc AS (
   SELECT o.order_id AS conv_id, o.created_at AS conv_ts, if(h.new != '', h.new, o.canonical_id) AS cid
   FROM (SELECT order_id, created_at, canonical_id FROM orders FINAL
-    WHERE pixel_id = {p3:String} AND created_at >= {p6:DateTime64(3, 'UTC')} AND created_at < {p7:DateTime64(3, 'UTC')} AND toDateTime64(toStartOfHour(created_at), 3, 'UTC') IN {p1:Array(DateTime64(3, 'UTC'))} AND canonical_id IN {p0:Array(String)}) AS o
+    WHERE pixel_id = {p3:String} AND order_id IN (SELECT order_id FROM hour_orders) AND created_at >= {p6:DateTime64(3, 'UTC')} AND created_at < {p7:DateTime64(3, 'UTC')} AND toDateTime64(toStartOfHour(created_at), 3, 'UTC') IN {p1:Array(DateTime64(3, 'UTC'))} AND canonical_id IN {p0:Array(String)}) AS o
   LEFT JOIN fresh_hops AS h ON h.old = o.canonical_id
 ),
 tp AS (
   SELECT rc.conv_id AS conv_id, rc.conv_ts AS conv_ts, t.touch_time AS touch_time, t.event_id AS event_id, toString(t.source) AS tdim
-  FROM (SELECT * FROM touchpoints WHERE pixel_id = {p3:String} AND canonical_id IN {p0:Array(String)}
+  FROM (SELECT * FROM touchpoints PREWHERE canonical_id IN {p0:Array(String)} WHERE pixel_id = {p3:String}
     AND touch_time < {p7:DateTime64(3, 'UTC')} AND touch_time > subtractDays({p6:DateTime64(3, 'UTC')}, {p10:Int64})) AS t
   LEFT JOIN fresh_hops AS h ON h.old = t.canonical_id
   INNER JOIN rc ON rc.cid = if(h.new != '', h.new, t.canonical_id)

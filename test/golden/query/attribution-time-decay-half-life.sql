@@ -103,7 +103,7 @@ rc AS (
 ),
 tp AS (
   SELECT rc.conv_id AS conv_id, rc.conv_ts AS conv_ts, t.touch_time AS touch_time, t.event_id AS event_id, toString(t.ad_id) AS tdim
-  FROM (SELECT * FROM touchpoints WHERE pixel_id = {p1:String} AND canonical_id IN {p0:Array(String)}
+  FROM (SELECT * FROM touchpoints PREWHERE canonical_id IN {p0:Array(String)} WHERE pixel_id = {p1:String}
     AND touch_time < {p5:DateTime64(3, 'UTC')}) AS t
   LEFT JOIN fresh_hops AS h ON h.old = t.canonical_id
   INNER JOIN rc ON rc.cid = if(h.new != '', h.new, t.canonical_id)
