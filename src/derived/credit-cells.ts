@@ -1,7 +1,7 @@
 import { LRUCache } from "lru-cache";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
 import { CONVERSION_TOUCHES } from "./conversion-touches.js";
-import { changedHours, HOUR, ORDER_HOURS, refreshHours, seenByRefresh } from "./order-hours.js";
+import { changedHours, HOUR, ORDER_HOURS, seenByRefresh } from "./order-hours.js";
 
 /**
  * Credit cells (docs/derived-tables.md, "credit_cells"): attribution credits summed per UTC hour for
@@ -28,7 +28,7 @@ export const MAX_FRESH_CREDIT_HOURS = 2_000;
  */
 export type CreditCellsSql = (
   shapeKey: string,
-  span: { pixel: string; start: string; end: string; seen: string; hours?: string },
+  span: { pixel: string; start: string; end: string; seen: string; hours?: string; materialized?: boolean },
 ) => { ctes: string[]; params: Record<string, unknown> } | null;
 
 const PIXEL = "{pixel:String}";
@@ -53,50 +53,54 @@ export function creditChangedHours(since: string): string {
 }
 
 /**
- * The INSERT rebuilding one shape's cells: `since` — every hour of `creditChangedHours` and of the
- * conversions whose `conversion_touches` row this refresh wrote (`{version}`); `month` — every hour of
- * `{month}` (YYYYMM), for a build. Each rebuilt hour's rows are written again with `built_version` =
- * `{version}`, and a row the hour had and has no longer is written with rows = 0. Params besides the
- * build's own: pixel, shape, version, and since or month.
+ * The hours a refresh rebuilds in every built shape (at most MAX_REFRESH_HOURS + 1, as text): those of
+ * `creditChangedHours` since `{since}` and of the conversions whose `conversion_touches` row this
+ * refresh wrote (`{version}`). Read once per round and bound into each shape's statement: a bound
+ * list prunes by the sort key where a subquery does not, and a round without one runs none.
+ */
+export const CREDIT_REFRESH_HOURS_SQL = `SELECT groupUniqArray(${"{max:UInt32}"})(toString(h)) AS hours FROM (
+  ${creditChangedHours(SINCE)}
+  UNION ALL
+  SELECT ${HOUR} AS h FROM ${CONVERSION_TOUCHES} WHERE pixel_id = ${PIXEL} AND built_version = {version:UInt64}
+)`;
+
+/** More changed hours in a round than this: each shape is rebuilt month by month instead. */
+export const MAX_REFRESH_HOURS = 5_000;
+
+/**
+ * The INSERT rebuilding one shape's cells: `hours` — the hours bound as `{hours}` (the round's
+ * `CREDIT_REFRESH_HOURS_SQL`); `month` — every hour of `{month}` (YYYYMM), for a build. Each rebuilt
+ * hour's rows are written again with `built_version` = `{version}`, and a row the hour had and has no
+ * longer is written with rows = 0. Only the orders the refresh vouches for count (`seenByRefresh`), as
+ * in the other rollups, so `order_hours` holds every hour the cells count an order in. Params besides
+ * the build's own: pixel, shape, version, cutoff, and hours or month. `materialized`: the engine
+ * computes a CTE read twice once (`enable_materialized_cte`, set by the caller).
  */
 export function creditCellsRefreshSql(
-  scope: "since" | "month",
+  scope: "hours" | "month",
   cells: CreditCellsSql,
   shapeKey: string,
   materialized = false,
 ): { sql: string; params: Record<string, unknown> } | null {
-  const changed = `${creditChangedHours(SINCE)}
-  UNION ALL
-  SELECT ${HOUR} AS h FROM ${CONVERSION_TOUCHES} WHERE pixel_id = ${PIXEL} AND built_version = {version:UInt64}`;
-  const hours = refreshHours(scope, changed, materialized);
+  const month = "toDateTime64(makeDate(intDiv({month:UInt32}, 100), {month:UInt32} % 100, 1), 3, 'UTC')";
+  const hours = "{hours:Array(DateTime64(3, 'UTC'))}";
   const span =
     scope === "month"
-      ? {
-          pixel: PIXEL,
-          seen: seenByRefresh("o"),
-          start: "toDateTime64(makeDate(intDiv({month:UInt32}, 100), {month:UInt32} % 100, 1), 3, 'UTC')",
-          end: "addMonths(toDateTime64(makeDate(intDiv({month:UInt32}, 100), {month:UInt32} % 100, 1), 3, 'UTC'), 1)",
-        }
-      : {
-          pixel: PIXEL,
-          seen: seenByRefresh("o"),
-          start: "(SELECT min(h) FROM hours)",
-          end: "(SELECT max(h) FROM hours) + toIntervalHour(1)",
-          hours: "(SELECT h FROM hours)",
-        };
-  const build = cells(shapeKey, span);
+      ? { start: month, end: `addMonths(${month}, 1)` }
+      : { start: `arrayMin(${hours})`, end: `arrayMax(${hours}) + toIntervalHour(1)`, hours };
+  const build = cells(shapeKey, { pixel: PIXEL, seen: seenByRefresh("o"), materialized, ...span });
   if (!build) return null;
-  const lead = hours.with ? hours.with.replace(/^WITH /, "").trimEnd() : "";
+  const storedIn = scope === "month" ? "toYYYYMM(hour) = {month:UInt32}" : `hour IN ${hours}`;
   const columns = "hour, financial_status, value, currency, fx_day, refund";
   const sql = `INSERT INTO ${CREDIT_CELLS} (pixel_id, shape, ${columns}, built_version, rows, attributed, amount, conversions)
-WITH ${[...(lead ? [lead] : []), ...build.ctes].join(",\n")}
+WITH ${build.ctes.join(",\n")}
 SELECT ${PIXEL}, {shape:String}, ${columns}, {version:UInt64},
   argMax(rows, built), argMax(attributed, built), argMax(amount, built), argMax(conversions, built)
 FROM (
   SELECT ${columns}, rows, attributed, amount, conversions, 1 AS built FROM new_cells
   UNION ALL
   SELECT ${columns}, toUInt64(0), 0., 0., toUInt64(0), 0 AS built
-  FROM ${CREDIT_CELLS} FINAL WHERE pixel_id = ${PIXEL} AND shape = {shape:String} AND ${hours.storedIn} AND rows != 0
+  FROM ${CREDIT_CELLS} FINAL WHERE pixel_id = ${PIXEL} AND shape = {shape:String} AND ${storedIn} AND rows != 0
 )
 GROUP BY ${columns}`;
   return { sql, params: { ...build.params, shape: shapeKey } };

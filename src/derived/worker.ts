@@ -15,12 +15,14 @@ import {
 } from "./cohort-cells.js";
 import { BEFORE_EVERYTHING, changeFeed, refreshSql, WATERMARK, watermarkSql } from "./conversion-touches.js";
 import {
+  CREDIT_REFRESH_HOURS_SQL,
   CREDIT_SHAPES,
   CREDIT_SHAPES_DUE_SQL,
   CREDIT_SHAPES_SQL,
   type CreditCellsSql,
   creditCellsRefreshSql,
   MAX_CREDIT_SHAPES,
+  MAX_REFRESH_HOURS,
 } from "./credit-cells.js";
 import { customerHoursRefreshSql } from "./customer-hours.js";
 import { orderFactsRefreshSql } from "./order-facts.js";
@@ -210,6 +212,40 @@ export class DerivedWorker {
     };
   }
 
+  /**
+   * Rebuilds, in every built shape, the hours rows since the previous watermark can change (touches
+   * too: the conversions whose `conversion_touches` row this round wrote). The hours are found once
+   * for all shapes; a round that changed none runs nothing more, and one that changed very many
+   * rebuilds each shape month by month.
+   */
+  private async refreshCredits(
+    pixelId: string,
+    params: { pixel: string; version: string; since: string; cutoff: string },
+    options: { settings: Record<string, number> },
+  ): Promise<void> {
+    const shapes = (await this.creditShapes(pixelId)).built;
+    if (shapes.length === 0) return;
+    const [found] = await this.warehouse.query<{ hours: string[] }>(CREDIT_REFRESH_HOURS_SQL, {
+      ...params,
+      max: MAX_REFRESH_HOURS + 1,
+    });
+    const hours = found?.hours ?? [];
+    if (hours.length === 0) return;
+    if (hours.length > MAX_REFRESH_HOURS) {
+      await this.creditMonths(pixelId, shapes, { version: params.version, cutoff: params.cutoff });
+      return;
+    }
+    for (const shape of shapes) {
+      const built = creditCellsRefreshSql(
+        "hours",
+        this.options.creditCells!,
+        shape,
+        this.warehouse.materializedCte,
+      );
+      if (built) await this.warehouse.command(built.sql, { ...built.params, ...params, hours }, options);
+    }
+  }
+
   /** Every month of the pixel's orders, rebuilt in each of `shapes`' cells. */
   private async creditMonths(
     pixelId: string,
@@ -223,12 +259,13 @@ export class DerivedWorker {
     );
     for (const shape of shapes) {
       for (const { m } of months) {
-        const built = creditCellsRefreshSql("month", this.options.creditCells!, shape);
+        const once = this.warehouse.materializedCte;
+        const built = creditCellsRefreshSql("month", this.options.creditCells!, shape, once);
         if (!built) continue;
         await this.warehouse.command(
           built.sql,
           { ...built.params, pixel: pixelId, version: at.version, cutoff: at.cutoff, month: m },
-          FOREGROUND,
+          once ? { settings: { ...FOREGROUND.settings, enable_materialized_cte: 1 } } : FOREGROUND,
         );
       }
     }
@@ -356,11 +393,7 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
           await this.warehouse.command(refundHoursRefreshSql("since"), params, FOREGROUND);
           await this.warehouse.command(refundFactsRefreshSql("since", once), params, options);
         }
-        // Touches change cells as well as orders and refunds do: the built shapes are looked at each round.
-        for (const shape of (await this.creditShapes(pixelId)).built) {
-          const built = creditCellsRefreshSql("since", this.options.creditCells!, shape, once);
-          if (built) await this.warehouse.command(built.sql, { ...built.params, ...params }, options);
-        }
+        await this.refreshCredits(pixelId, params, options);
       }
       // Written after the rows: a crash in between leaves the old watermark, and the next round
       // rebuilds the same conversions again.

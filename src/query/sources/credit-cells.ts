@@ -87,11 +87,12 @@ export interface CreditCellsBuild {
  * credited value, currency and day; its refunds summed per refund currency and day beside (refund = 1:
  * attributed amounts only, but every credited conversion's refunds have a row, so a query reports a
  * refund day without a rate as the per-conversion statement does). `pixel` is the worker's placeholder,
- * `seen` its condition on the orders (alias `o`) a build counts.
+ * `seen` its condition on the orders (alias `o`) a build counts; `materialized`: the engine takes
+ * `MATERIALIZED` CTEs.
  */
 export function creditCellsBuild(
   shape: CreditShape,
-  span: { pixel: string; start: string; end: string; seen: string; hours?: string },
+  span: { pixel: string; start: string; end: string; seen: string; hours?: string; materialized?: boolean },
 ): CreditCellsBuild {
   const b = new Binder();
   const model = shape.model === "touched" ? "last_click" : shape.model;
@@ -128,7 +129,8 @@ export function creditCellsBuild(
   return {
     ctes: [
       ...ctes,
-      `cr AS (${creditRowsWithShare(credits)})`,
+      // Read by both kinds of cells: computed once where the engine can.
+      `cr AS ${span.materialized ? "MATERIALIZED " : ""}(${creditRowsWithShare(credits)})`,
       `new_cells AS (
   SELECT ${hour} AS hour, r.status AS financial_status, r.credit AS value, r.cur AS currency, r.fx_day AS fx_day,
     toUInt8(0) AS refund, count() AS rows, toFloat64(sumIf(r.share, ${attributed})) AS attributed,
@@ -142,7 +144,7 @@ export function creditCellsBuild(
   FROM cr AS r
   INNER JOIN (
     SELECT order_id, currency AS cur, toDate(created_at) AS fx_day, sum(toFloat64(amount)) AS amount
-    FROM refunds FINAL WHERE pixel_id = ${span.pixel} AND order_id IN (SELECT conv_id FROM credited)
+    FROM refunds FINAL WHERE pixel_id = ${span.pixel} AND order_id IN (SELECT conv_id FROM cr)
     GROUP BY order_id, cur, fx_day
   ) AS f ON f.order_id = r.conv_id
   GROUP BY hour, financial_status, value, currency, fx_day
