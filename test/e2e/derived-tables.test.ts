@@ -4,13 +4,15 @@
  * day without a EUR rate), pending orders, refunds — are queried over HTTP from the derived tables
  * and with `?derived=false`, in three states:
  *
- *   1. loaded, derived tables refreshed: the derived rows answer;
+ *   1. loaded, derived tables refreshed, every request asked once and the next round run: the
+ *      credit-cell shapes those requests asked for are built, and the derived rows and the credit
+ *      cells answer;
  *   2. late data past the watermark, not refreshed: touches dated before the orders, the identity
  *      merges, an order moved across a month boundary, an order voided, an order handed to another
  *      customer, a new order, a refund moved to another hour and a new refund — the identities (and
- *      customers, order hours and refund hours) with rows past the watermark are read raw, the rest
- *      from the derived tables;
- *   3. refreshed again.
+ *      customers, order hours, refund hours and credit hours) with rows past the watermark are read
+ *      raw, the rest from the derived tables and the credit cells;
+ *   3. refreshed again: the cells of the changed hours rebuilt.
  *
  * Each request is one of the attribution endpoint's models × windows × dimensions, with touch and
  * order filters, another currency, counting pending orders or an exclusion filter; the general query's
@@ -21,7 +23,11 @@
  * or not, to a day near the suite's now or long before it). Every store has one more cohort request
  * the cohort cells can answer: no filter, the stored order settings, UTC or the account's timezone
  * (UTC or New York, set per store), from a cohort's first day to a day at most a week before now.
- * Both answers must be identical, status and body.
+ * And one the credit cells can answer (an attribution statement without filters: the attribution
+ * endpoint by source, campaign or channel, or the general query's attribution measures alone), most
+ * often over a range holding every order, so its cells count. A shape is only built once asked, so
+ * without the asking round of state 1 the cells would first answer in state 3, never beside fresh
+ * hours. Both answers must be identical, status and body.
  *
  * The suite's now is pinned (the query service's clock, as query-timezones.test.ts does): Tuesday
  * 2026-10-06 15:00 UTC, four days after the stores' range. A cohort range ending on 09-30 is then
@@ -33,7 +39,8 @@
  * `cust-a` at 09-30 12:00 for 100.00. Before `anon-a` and `cust-a` merge, last_click credits
  * `(none)` with 1 order / 100; after the merge event (past the watermark), `google` — from the raw
  * branch, since the order's identity has a link ingested after the watermark; after a refresh, from
- * the derived row, which now holds the touch.
+ * the derived row, which now holds the touch. Another (further below) follows one credit-cell shape
+ * from its ask to its build, through late data credited beside its cells, to the rebuild.
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -170,6 +177,8 @@ type Body = Record<string, unknown>;
 interface Request {
   path: string;
   body: Body;
+  /** The credit-cell shape the request asks for (`model:window:field`), where the test relies on it. */
+  shape?: string;
 }
 
 const COHORTS = "/db-mgmt/api/query-cohort-analysis";
@@ -390,10 +399,86 @@ const request: fc.Arbitrary<Request> = fc.oneof(
   cohortRequest(false),
 );
 
-/** A store's requests: 4–6 of any kind, then one cohort request the cohort cells cover. */
+/**
+ * A request the credit cells can answer once its shape is built: an attribution statement without
+ * filters — no touch or order filter, no exclusion filter, at most one dimension, an attribution
+ * field, a timezone of whole-hour offsets, time_decay at its default half-life — in any currency
+ * (GBP, seldom: nearly always the same 400 on both paths, a rate missing before 10-01), counting
+ * pending or voided orders or not; or, less often (it reports only conversions credited to a touch,
+ * which the sparse touches seldom give), the general query's attribution measures without a dimension
+ * (the "has a touch" shape). Mostly from 09-25, which holds every order of the store (RANGE only its
+ * last two days of orders), so that most cells count.
+ */
+const CELLS_RANGES = [
+  RANGE,
+  { start: "2026-09-25", end: RANGE.end },
+  { start: "2026-09-25", end: RANGE.end },
+];
+const cellsRequest: fc.Arbitrary<Request> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc
+      .record({
+        model: fc.constantFrom(...ATTRIBUTION_MODELS),
+        window: fc.constantFrom(1, 7, 30, -1),
+        dimension: fc.constantFrom("attribution.source", "attribution.campaign", "attribution.channel"),
+        currency: fc.constantFrom("USD", "USD", "EUR", "EUR", "GBP"),
+        granularity: fc.constantFrom("none", "day"),
+        timezone: fc.constantFrom("UTC", "America/New_York"),
+        range: fc.constantFrom(...CELLS_RANGES),
+        settings: fc.constantFrom("stored", "pending", "voided"),
+      })
+      .map((r) => ({
+        path: "/db-mgmt/api/query-attribution",
+        shape: `${r.model}:${r.window}:${r.dimension}`,
+        body: {
+          dimension: r.dimension,
+          dateRange: r.range,
+          timezone: r.timezone,
+          attributionModel: r.model,
+          attributionWindow: r.window,
+          currency: r.currency,
+          granularity: r.granularity,
+          ...(r.settings === "pending"
+            ? { orderSettings: { countPendingOrders: true } }
+            : r.settings === "voided"
+              ? { orderSettings: { countVoidedOrders: true } }
+              : {}),
+        },
+      })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({
+        model: fc.constantFrom(...ATTRIBUTION_MODELS),
+        window: fc.constantFrom(1, 7, 30, -1),
+        timezone: fc.constantFrom("UTC", "America/New_York"),
+        range: fc.constantFrom(...CELLS_RANGES),
+      })
+      .map((r) => ({
+        path: "/db-mgmt/api/query",
+        // Without a credited field only "has a touch" counts, whatever the model.
+        shape: `touched:${r.window}:`,
+        body: {
+          measures: ["attribution.orders", "attribution.revenue"],
+          dateRange: r.range,
+          timezone: r.timezone,
+          granularity: "day",
+          attributionModel: r.model,
+          attributionWindow: r.window,
+        },
+      })),
+  },
+);
+
+/**
+ * A store's requests: 4–6 of any kind, one the credit cells can answer, then one cohort request the
+ * cohort cells cover (last).
+ */
 const requestLists: fc.Arbitrary<Request[]> = fc
-  .tuple(fc.array(request, { minLength: 4, maxLength: 6 }), cohortRequest(true))
-  .map(([mixed, covered]) => [...mixed, covered]);
+  .tuple(fc.array(request, { minLength: 4, maxLength: 6 }), cellsRequest, cohortRequest(true))
+  .map(([mixed, cells, covered]) => [...mixed, cells, covered]);
 
 /** Loads records without refreshing the derived tables (identities are filed: merges are visible). */
 async function loadRaw(
@@ -465,6 +550,41 @@ async function cohortBuild(
   };
 }
 
+/**
+ * The pixel's credit cells: its shapes in credit_shapes with their latest build (0: asked for, not
+ * built), and its rows in credit_cells, of `shape` only if given (rows != 0: those a query reads).
+ */
+async function creditCells(
+  pixelId: string,
+  shape = "",
+): Promise<{ shapes: Record<string, number>; cellRows: number; liveRows: number }> {
+  const shapes = await app.stores.warehouse.query<{ shape: string; built: string }>(
+    "SELECT shape, toString(max(built_version)) AS built FROM credit_shapes WHERE pixel_id = {p:String} GROUP BY shape",
+    { p: pixelId },
+  );
+  const [cells] = await app.stores.warehouse.query<{ n: string; live: string }>(
+    `SELECT toString(count()) AS n, toString(countIf(rows != 0)) AS live
+     FROM credit_cells FINAL WHERE pixel_id = {p:String} AND ({shape:String} = '' OR shape = {shape:String})`,
+    { p: pixelId, shape },
+  );
+  return {
+    shapes: Object.fromEntries(shapes.map((r) => [r.shape, Number(r.built)])),
+    cellRows: Number(cells?.n ?? 0),
+    liveRows: Number(cells?.live ?? 0),
+  };
+}
+
+/**
+ * Waits until the pixel's `shape` is asked for: a query records its ask beside answering (not
+ * awaited), so the row may land just after the answer.
+ */
+async function askedFor(pixelId: string, shape: string): Promise<void> {
+  for (let i = 0; i < 500 && !(shape in (await creditCells(pixelId)).shapes); i++) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  expect(Object.keys((await creditCells(pixelId)).shapes), "shapes in credit_shapes").toContain(shape);
+}
+
 /** Last-click credit by source over RANGE (30-day window), from the derived tables or raw data. */
 async function lastClickBySource(post: Awaited<ReturnType<typeof newPixel>>["post"], derived: boolean) {
   const body = {
@@ -499,6 +619,8 @@ async function newPixel() {
 describe("derived tables answer as raw data", () => {
   it("over generated stores, before and after late data and refreshes", async () => {
     let derivedServed = 0;
+    /** Stores whose credit cells were built before the first check (so they answered in every state). */
+    let cellsServed = 0;
     /** Answers with a customer to requests the cohort cells cover, in every state. */
     let coveredCohorts = 0;
     await fc.assert(
@@ -566,6 +688,16 @@ describe("derived tables answer as raw data", () => {
         expect(built.hours).toBeGreaterThan(0);
         expect(built.customerHours).toBeGreaterThan(0);
         derivedServed++;
+        // Each request once, which asks for its credit-cell shape if it has one; the next round builds
+        // the shapes asked for, so every state below reads the cells. The cells request (next to
+        // last, see requestLists) always has one.
+        for (const r of requests) await post(r.body, { path: r.path, derived: true });
+        const shape = requests[requests.length - 2]!.shape!;
+        await askedFor(px.pixelId, shape);
+        await app.services.derivedWorker.runOnce(0);
+        const cells = await creditCells(px.pixelId, shape);
+        expect(cells.shapes[shape], `${shape} built by the round after its ask`).toBeGreaterThan(0);
+        if (cells.liveRows > 0) cellsServed++;
         await check("refreshed");
 
         // 2. late data past the watermark
@@ -626,6 +758,8 @@ describe("derived tables answer as raw data", () => {
       { numRuns: 10, endOnFailure: true },
     );
     expect(derivedServed).toBeGreaterThan(0);
+    // The credit cells answered (built, holding rows) in every state of some stores.
+    expect(cellsServed).toBeGreaterThan(0);
     // The cohort requests the cells cover did meet cohorts (a store whose orders are all pending has none).
     expect(coveredCohorts).toBeGreaterThan(0);
   }, 300_000);
@@ -900,6 +1034,138 @@ describe("derived tables answer as raw data", () => {
       hours: [],
       refundHours: [],
     });
+  });
+
+  it("credit cells answer a shape once asked and built, fresh hours credited beside them, as raw data (worked example)", async () => {
+    // last_click, 30-day window, by source, over 29 Sep – 2 Oct in UTC, in USD (EUR 0.95 per USD on
+    // 10-01). Touches: google on anon-a 28 Sep 10:00 (not yet cust-a's), facebook on cust-b 30 Sep
+    // 08:00, klaviyo on cust-c 29 Sep 09:00. Orders: o-a cust-a 30 Sep 12:00 USD 100; o-b cust-b
+    // 1 Oct 10:00 EUR 95 (USD 100), refunded EUR 19 (USD 20) at 16:00; o-b2 cust-b 1 Oct 14:00 USD 30;
+    // o-c cust-c 29 Sep 15:00 USD 40. Credit (revenue net of refunds):
+    //   (none) 1 order, 100 (o-a); facebook 2 orders, 100 − 20 + 30 = 110; klaviyo 1 order, 40.
+    // The first query asks for the shape (`last_click:30:attribution.source`); the next round builds
+    // its cells, which then answer. Then, past the watermark: anon-a merges into cust-a (o-a moves to
+    // google), o-a is refunded USD 25 on 2 Oct 09:00, o-b2 is voided:
+    //   google 1 order, 100 − 25 = 75; facebook 1 order, 100 − 20 = 80; klaviyo 1 order, 40.
+    // Before the refresh, o-a's and cust-b's hours are credited one by one beside the cells, which
+    // still answer klaviyo's; after it, the cells alone, rebuilt for the changed hours.
+    const { px, post } = await newPixel();
+    const shape = "last_click:30:attribution.source";
+    const of = (id: string) => ({ customer: { id } });
+    await loadRaw(app, px.pixelId, px, {
+      events: [
+        touch("anon-a", "2026-09-28T10:00:00Z", "utm_source=google&utm_medium=cpc", { eventId: "t-g" }),
+        touch("anon-b", "2026-09-30T08:00:00Z", "utm_source=facebook&utm_medium=cpc", {
+          eventId: "t-f",
+          ...storeCustomer("cust-b"),
+        }),
+        touch("anon-c", "2026-09-29T09:00:00Z", "utm_source=klaviyo&utm_medium=email", {
+          eventId: "t-k",
+          ...storeCustomer("cust-c"),
+        }),
+      ],
+      orders: [
+        order("o-a", "2026-09-30T12:00:00Z", "USD", 100, of("cust-a")),
+        order("o-b", "2026-10-01T10:00:00Z", "EUR", 95, of("cust-b")),
+        order("o-b2", "2026-10-01T14:00:00Z", "USD", 30, of("cust-b")),
+        order("o-c", "2026-09-29T15:00:00Z", "USD", 40, of("cust-c")),
+      ],
+      refunds: [refund("r-b", "o-b", "2026-10-01T16:00:00Z", 19, "EUR")],
+    });
+    await app.services.derivedWorker.runOnce(0);
+    // Nothing asked yet: nothing built (the derived tables alone do not build a shape).
+    expect(await creditCells(px.pixelId)).toEqual({ shapes: {}, cellRows: 0, liveRows: 0 });
+
+    const expectCredit = async (state: string, expected: Awaited<ReturnType<typeof lastClickBySource>>) => {
+      for (const derived of [true, false]) {
+        expect({ state, derived, ...(await lastClickBySource(post, derived)) }).toEqual({
+          state,
+          derived,
+          ...expected,
+        });
+      }
+    };
+    /** The pixel's live cells (rows != 0) of the shape, per credited value, status, currency, refund. */
+    const liveCells = async () =>
+      (
+        await app.stores.warehouse.query<Record<string, unknown>>(
+          `SELECT value, financial_status AS status, currency, refund, toString(sum(conversions)) AS conversions,
+             toString(round(sum(amount), 2)) AS amount
+           FROM credit_cells FINAL WHERE pixel_id = {p:String} AND shape = {shape:String} AND rows != 0
+           GROUP BY value, status, currency, refund ORDER BY value, status, currency, refund`,
+          { p: px.pixelId, shape },
+        )
+      ).map((r) => ({
+        ...r,
+        refund: Number(r.refund),
+        conversions: Number(r.conversions),
+        amount: Number(r.amount),
+      }));
+    const creditHours = async (name: string) =>
+      (await new FreshIds(app.stores.warehouse).of(px.pixelId, name, { creditHours: true })).creditHours;
+
+    const built = {
+      orders: { "(none)": 1, facebook: 2, klaviyo: 1 },
+      revenue: { "(none)": 100, facebook: 110, klaviyo: 40 },
+    };
+    // Asked: credited conversion by conversion, the shape recorded as asked (built_version 0).
+    await expectCredit("asked", built);
+    await askedFor(px.pixelId, shape);
+    expect(await creditCells(px.pixelId)).toEqual({ shapes: { [shape]: 0 }, cellRows: 0, liveRows: 0 });
+
+    await app.services.derivedWorker.runOnce(0);
+    const cells = await creditCells(px.pixelId);
+    expect(cells.shapes[shape], "the round after the ask builds the shape").toBeGreaterThan(0);
+    // Cells hold amounts in the order's (or refund's) own currency, converted when read.
+    expect(await liveCells()).toEqual([
+      { value: "(none)", status: "paid", currency: "USD", refund: 0, conversions: 1, amount: 100 },
+      { value: "facebook", status: "paid", currency: "EUR", refund: 0, conversions: 1, amount: 95 },
+      { value: "facebook", status: "paid", currency: "EUR", refund: 1, conversions: 0, amount: 19 },
+      { value: "facebook", status: "paid", currency: "USD", refund: 0, conversions: 1, amount: 30 },
+      { value: "klaviyo", status: "paid", currency: "USD", refund: 0, conversions: 1, amount: 40 },
+    ]);
+    // Nothing past the watermark: the cells alone answer.
+    expect(await creditHours("credit-built")).toEqual([]);
+    await expectCredit("built", built);
+
+    await loadRaw(app, px.pixelId, px, {
+      events: [event("page_view", "anon-a", "2026-10-05T00:00:00Z", storeCustomer("cust-a"))],
+      orders: [
+        order("o-b2", "2026-10-01T14:00:00Z", "USD", 30, {
+          ...of("cust-b"),
+          financialStatus: "voided",
+          updatedAt: "2026-10-03T00:00:00Z",
+        }),
+      ],
+      refunds: [refund("r-a", "o-a", "2026-10-02T09:00:00Z", 25)],
+    });
+    const late = {
+      orders: { google: 1, facebook: 1, klaviyo: 1 },
+      revenue: { google: 75, facebook: 80, klaviyo: 40 },
+    };
+    // Credited one by one: o-a's hour (its identity merged, a new refund) and both of cust-b's (o-b2
+    // changed, so cust-b's identity has a row past the watermark); not o-c's, so klaviyo's credit
+    // still comes from the cells.
+    expect(await creditHours("credit-late")).toEqual([
+      "2026-09-30 12:00:00.000",
+      "2026-10-01 10:00:00.000",
+      "2026-10-01 14:00:00.000",
+    ]);
+    await expectCredit("late data, not refreshed", late);
+
+    await app.services.derivedWorker.runOnce(0);
+    expect(await creditHours("credit-refreshed")).toEqual([]);
+    await expectCredit("refreshed", late);
+    // The rebuilt hours: o-a credited to google (with its refund), none left on (none); o-b2 kept
+    // under its new status, which queries not counting voided orders skip.
+    expect(await liveCells()).toEqual([
+      { value: "facebook", status: "paid", currency: "EUR", refund: 0, conversions: 1, amount: 95 },
+      { value: "facebook", status: "paid", currency: "EUR", refund: 1, conversions: 0, amount: 19 },
+      { value: "facebook", status: "voided", currency: "USD", refund: 0, conversions: 1, amount: 30 },
+      { value: "google", status: "paid", currency: "USD", refund: 0, conversions: 1, amount: 100 },
+      { value: "google", status: "paid", currency: "USD", refund: 1, conversions: 0, amount: 25 },
+      { value: "klaviyo", status: "paid", currency: "USD", refund: 0, conversions: 1, amount: 40 },
+    ]);
   });
 
   it("month cohorts answer from the cells, corrected for customers with late orders, as from raw orders (worked example)", async () => {
