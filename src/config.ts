@@ -105,6 +105,11 @@ export const configSchema = z.object({
    * it (0: builds whenever due, kept by nobody — for tests that settle again and again).
    */
   DERIVED_COHORT_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
+  /**
+   * The least time between two refreshes of a pixel's credit cells (each a statement per built shape);
+   * queries credit the hours changed meanwhile one by one.
+   */
+  DERIVED_CREDIT_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(30_000),
   /** Stored IPs are truncated to these prefixes; forwarders receive the original. */
   IP_V4_PREFIX_BITS: z.coerce.number().int().min(0).max(32).default(24),
   IP_V6_PREFIX_BITS: z.coerce.number().int().min(0).max(128).default(48),

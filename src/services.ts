@@ -168,6 +168,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     exclusive: (key, fn) => stores.sql.exclusive(key, fn),
     cohortTarget: (pixelId) => queries.cohortTarget(pixelId),
     cohortIntervalMs: config.DERIVED_COHORT_INTERVAL_MS,
+    creditIntervalMs: config.DERIVED_CREDIT_INTERVAL_MS,
     creditCells: (key, span) => {
       const shape = parseCreditShape(key);
       return shape ? creditCellsBuild(shape, span) : null;

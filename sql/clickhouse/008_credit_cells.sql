@@ -4,12 +4,15 @@
 -- conversions' own (refund = 0, on their day) and their refunds' (refund = 1, on each refund's day).
 -- An attribution query without filters reads the range's cells instead of crediting every conversion,
 -- and credits the conversions of the hours with rows past the watermark itself. Kept by the
--- derived-tables worker, per hour, under the same watermark as the other derived tables; a rebuilt
--- hour replaces its rows (built_version), and a row the hour no longer has is written with rows = 0,
--- which readers skip.
+-- derived-tables worker, per hour, behind the other derived tables (at most an interval behind, see
+-- credit_refreshes); a rebuilt hour replaces its rows (built_version), and a row the hour no longer
+-- has is written with rows = 0, which readers skip.
 --
 -- credit_shapes lists the shapes queries asked for (built_version 0) and those built (the version of
 -- the build): the worker builds an asked shape on its next round, and keeps built ones current.
+-- credit_refreshes says, per pixel, how far every built shape's cells are current: every row ingested
+-- at or before `watermark` and every conversion_touches row built at or before `touches_version` is in
+-- them (the latest row per pixel, by written_at). Queries credit the hours changed since one by one.
 --
 -- Nothing to clear: until a shape is built, its queries credit every conversion (exact, slower).
 
@@ -40,3 +43,12 @@ CREATE TABLE IF NOT EXISTS credit_shapes (
 )
 ENGINE = ReplacingMergeTree(built_version)
 ORDER BY (pixel_id, shape);
+
+CREATE TABLE IF NOT EXISTS credit_refreshes (
+  pixel_id         LowCardinality(String),
+  watermark        DateTime64(3, 'UTC'),
+  touches_version  UInt64,
+  written_at       DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(written_at)
+ORDER BY pixel_id;

@@ -11,6 +11,7 @@ import { changedHours, HOUR, ORDER_HOURS, seenByRefresh } from "./order-hours.js
 
 export const CREDIT_CELLS = "credit_cells";
 export const CREDIT_SHAPES = "credit_shapes";
+export const CREDIT_REFRESHES = "credit_refreshes";
 
 /**
  * At most this many shapes are built per pixel: each costs a statement per refresh round. Shapes
@@ -53,16 +54,46 @@ export function creditChangedHours(since: string): string {
 }
 
 /**
- * The hours a refresh rebuilds in every built shape (at most MAX_REFRESH_HOURS + 1, as text): those of
- * `creditChangedHours` since `{since}` and of the conversions whose `conversion_touches` row this
- * refresh wrote (`{version}`). Read once per round and bound into each shape's statement: a bound
- * list prunes by the sort key where a subquery does not, and a round without one runs none.
+ * The hours whose cells rows since the pixel's last cells refresh can change (at most `{max}`, as
+ * text): those of `creditChangedHours` since `{since}` (that refresh's watermark, less the margin) and
+ * of the conversions whose `conversion_touches` row was built after `{touched}` (that refresh's
+ * touches version). Read once per refresh and bound into each shape's statement: a bound list prunes
+ * by the sort keys where a subquery does not, and a refresh without one runs none.
  */
-export const CREDIT_REFRESH_HOURS_SQL = `SELECT groupUniqArray(${"{max:UInt32}"})(toString(h)) AS hours FROM (
+export const CREDIT_REFRESH_HOURS_SQL = `SELECT groupUniqArray({max:UInt32})(toString(h)) AS hours FROM (
   ${creditChangedHours(SINCE)}
   UNION ALL
-  SELECT ${HOUR} AS h FROM ${CONVERSION_TOUCHES} WHERE pixel_id = ${PIXEL} AND built_version = {version:UInt64}
+  SELECT ${HOUR} AS h FROM ${CONVERSION_TOUCHES} WHERE pixel_id = ${PIXEL} AND built_version > {touched:UInt64}
 )`;
+
+/** The pixel's last cells refresh (none: `has` 0), as text. */
+export const CREDIT_REFRESH_SQL = `SELECT count() AS has, toString(any(watermark)) AS watermark,
+  toString(any(touches_version)) AS touched
+FROM (SELECT * FROM ${CREDIT_REFRESHES} WHERE pixel_id = ${PIXEL} ORDER BY written_at DESC LIMIT 1)`;
+
+/**
+ * Pixels with a built shape whose cells are behind their derived tables' watermark (`{name}`), last
+ * refreshed at least `{interval}` ms ago (0 when settling).
+ */
+export const CREDIT_REFRESHES_DUE_SQL = `WITH cells AS (
+  SELECT pixel_id, argMax(watermark, written_at) AS w, max(written_at) AS at FROM ${CREDIT_REFRESHES} GROUP BY pixel_id
+), shapes AS (
+  SELECT DISTINCT pixel_id FROM ${CREDIT_SHAPES} WHERE built_version > 0
+), marks AS (
+  SELECT pixel_id, max(watermark) AS w FROM derived_watermarks WHERE name = {name:String} GROUP BY pixel_id
+)
+SELECT m.pixel_id AS pixel_id FROM marks AS m
+INNER JOIN shapes AS s ON s.pixel_id = m.pixel_id
+LEFT JOIN cells AS c ON c.pixel_id = m.pixel_id
+WHERE c.pixel_id = '' OR (c.w < m.w AND c.at <= now64(3, 'UTC') - toIntervalMillisecond({interval:UInt64}))
+ORDER BY pixel_id`;
+
+/**
+ * The least time between two refreshes of a pixel's cells (DERIVED_CREDIT_INTERVAL_MS): each costs a
+ * statement per built shape (~0.1 s at 100M events), and queries credit the hours changed meanwhile
+ * one by one.
+ */
+export const CREDIT_MIN_INTERVAL_MS = 30_000;
 
 /** More changed hours in a round than this: each shape is rebuilt month by month instead. */
 export const MAX_REFRESH_HOURS = 5_000;
@@ -119,21 +150,22 @@ export const CREDIT_SHAPES_DUE_SQL = `SELECT pixel_id FROM (
 ) GROUP BY pixel_id HAVING countIf(built = 0) > 0 AND countIf(built > 0) < ${MAX_CREDIT_SHAPES} ORDER BY pixel_id`;
 
 /**
- * The UTC hours a query of a built shape credits conversion by conversion: those a row past the
- * watermark `{since}` can change (`creditChangedHours`; only when an order or refund row is past
- * it), and those of the orders of the identities past it (`{ids}`, the stored ids FreshIds found).
- * At most MAX_FRESH_CREDIT_HOURS + 1.
+ * The UTC hours a query of a built shape credits conversion by conversion: those rows since the last
+ * cells refresh can change (`CREDIT_REFRESH_HOURS_SQL` over `{since}` and `{touched}`, that refresh's
+ * watermark and touches version), and those of the orders of the identities past the derived tables'
+ * watermark (`{ids}`, the stored ids FreshIds found). At most MAX_FRESH_CREDIT_HOURS + 1.
  */
-export function freshCreditHoursSql(rows: boolean, ids: boolean): string {
-  const parts = [
-    ...(rows ? [creditChangedHours(SINCE)] : []),
-    ...(ids
-      ? [`SELECT ${HOUR} AS h FROM orders WHERE pixel_id = ${PIXEL} AND canonical_id IN {ids:Array(String)}`]
-      : []),
-  ];
-  if (parts.length === 0) return "CAST([], 'Array(String)')";
+export function freshCreditHoursSql(ids: boolean): string {
   return `(SELECT groupUniqArray(${MAX_FRESH_CREDIT_HOURS + 1})(toString(h)) FROM (
-  ${parts.join("\n  UNION ALL\n  ")}
+  ${creditChangedHours(SINCE)}
+  UNION ALL
+  SELECT ${HOUR} AS h FROM ${CONVERSION_TOUCHES} WHERE pixel_id = ${PIXEL} AND built_version > {touched:UInt64}${
+    ids
+      ? `
+  UNION ALL
+  SELECT ${HOUR} AS h FROM orders WHERE pixel_id = ${PIXEL} AND canonical_id IN {ids:Array(String)}`
+      : ""
+  }
   ))`;
 }
 

@@ -13,7 +13,7 @@ import {
   MAX_FRESH_IDS,
   watermarkSql,
 } from "./conversion-touches.js";
-import { freshCreditHoursSql, MAX_FRESH_CREDIT_HOURS } from "./credit-cells.js";
+import { CREDIT_REFRESH_SQL, freshCreditHoursSql, MAX_FRESH_CREDIT_HOURS } from "./credit-cells.js";
 import { freshCustomersSql, MAX_FRESH_CUSTOMERS } from "./customer-hours.js";
 import { freshHoursSql, MAX_FRESH_HOURS } from "./order-facts.js";
 import { freshRefundHoursSql, MAX_FRESH_REFUND_HOURS } from "./refund-facts.js";
@@ -39,9 +39,10 @@ export interface Fresh {
    */
   refundHours: string[] | null;
   /**
-   * UTC hours whose credit cells a row past the watermark can change (credit_cells): the hours of
-   * changed orders and of orders with changed refunds, and of the orders of the fresh identities;
-   * null with the ids null, or when there are too many. Read only when asked for (`of`).
+   * UTC hours whose credit cells a row since their last refresh can change (credit_cells): the hours
+   * of changed orders and of orders with changed refunds, of the conversions whose touches were
+   * rebuilt since, and of the orders of the fresh identities; null with the ids null, with no refresh
+   * recorded, or when there are too many. Read only when asked for (`of`).
    */
   creditHours?: string[] | null;
 }
@@ -195,17 +196,26 @@ FROM (SELECT * FROM cohort_builds WHERE pixel_id = {pixel:String} ORDER BY built
     return entry.fresh;
   }
 
-  /** The fresh credit hours: looked up only when an order or refund row or an identity is fresh. */
+  /**
+   * The fresh credit hours: those rows since the pixel's last cells refresh can change, and those of
+   * the orders of the fresh identities (null: no refresh recorded, or too many). Nothing is looked up
+   * when the cells are as current as the derived tables and nothing is past their watermark.
+   */
   private async creditHours(
     pixelId: string,
     entry: { fresh: Fresh; since: string; rows: boolean },
   ): Promise<string[] | null> {
     const { ids } = entry.fresh;
     if (ids === null) return null;
-    if (!entry.rows && ids.length === 0) return [];
+    const [cells] = await this.warehouse.query<{ has: number | string; watermark: string; touched: string }>(
+      CREDIT_REFRESH_SQL,
+      { pixel: pixelId },
+    );
+    if (!cells || Number(cells.has) === 0) return null;
+    if (cells.watermark >= entry.since && !entry.rows && ids.length === 0) return [];
     const [found] = await this.warehouse.query<{ hours: string[] }>(
-      `SELECT ${freshCreditHoursSql(entry.rows, ids.length > 0)} AS hours`,
-      { pixel: pixelId, since: entry.since, ids },
+      `SELECT ${freshCreditHoursSql(ids.length > 0)} AS hours`,
+      { pixel: pixelId, since: cells.watermark, touched: cells.touched, ids },
     );
     const hours = found?.hours ?? [];
     return hours.length > MAX_FRESH_CREDIT_HOURS ? null : hours.sort();

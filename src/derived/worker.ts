@@ -15,7 +15,11 @@ import {
 } from "./cohort-cells.js";
 import { BEFORE_EVERYTHING, changeFeed, refreshSql, WATERMARK, watermarkSql } from "./conversion-touches.js";
 import {
+  CREDIT_MIN_INTERVAL_MS,
   CREDIT_REFRESH_HOURS_SQL,
+  CREDIT_REFRESH_SQL,
+  CREDIT_REFRESHES,
+  CREDIT_REFRESHES_DUE_SQL,
   CREDIT_SHAPES,
   CREDIT_SHAPES_DUE_SQL,
   CREDIT_SHAPES_SQL,
@@ -47,6 +51,8 @@ export interface DerivedWorkerOptions {
   cohortIntervalMs?: number;
   /** The crediting of a shape's cells (the query compiler's); absent: no credit cells are kept. */
   creditCells?: CreditCellsSql;
+  /** The least time between two refreshes of a pixel's cells (default CREDIT_MIN_INTERVAL_MS; tests: 0). */
+  creditIntervalMs?: number;
 }
 
 export interface RefreshResult {
@@ -157,6 +163,7 @@ export class DerivedWorker {
       this.options.log?.warn({ err }, "cohort builds not looked for; next round");
     }
     await this.buildAskedShapes();
+    await this.refreshCreditsDue(marginMs === 0);
     return out;
   }
 
@@ -185,7 +192,11 @@ export class DerivedWorker {
           const known = shapes.asked.filter((shape) =>
             creditCellsRefreshSql("month", this.options.creditCells!, shape),
           );
-          for (const shape of known.slice(0, Math.max(0, room))) {
+          // The cells of the shapes built before are brought to the same watermark first: a record
+          // says every built shape is current to it.
+          if (shapes.built.length > 0) await this.refreshCredits(pixelId);
+          const wanted = known.slice(0, Math.max(0, room));
+          for (const shape of wanted) {
             await this.creditMonths(pixelId, [shape], { version: at.version, cutoff: at.cutoff });
             await this.warehouse.insert(
               CREDIT_SHAPES,
@@ -193,6 +204,7 @@ export class DerivedWorker {
               FOREGROUND,
             );
           }
+          if (wanted.length > 0 && shapes.built.length === 0) await this.recordCredits(pixelId, at);
         });
       }
     } catch (err) {
@@ -213,37 +225,83 @@ export class DerivedWorker {
   }
 
   /**
-   * Rebuilds, in every built shape, the hours rows since the previous watermark can change (touches
-   * too: the conversions whose `conversion_touches` row this round wrote). The hours are found once
-   * for all shapes; a round that changed none runs nothing more, and one that changed very many
-   * rebuilds each shape month by month.
+   * Brings the cells of every pixel due (CREDIT_REFRESHES_DUE_SQL: behind its derived tables, and last
+   * refreshed at least the interval ago; any when settling) up to its derived tables' watermark.
+   * A failure is logged: queries keep crediting the hours changed since the last refresh one by one.
    */
-  private async refreshCredits(
-    pixelId: string,
-    params: { pixel: string; version: string; since: string; cutoff: string },
-    options: { settings: Record<string, number> },
-  ): Promise<void> {
+  private async refreshCreditsDue(settling: boolean): Promise<void> {
+    if (!this.options.creditCells) return;
+    try {
+      const pixels = await this.warehouse.query<{ pixel_id: string }>(CREDIT_REFRESHES_DUE_SQL, {
+        name: WATERMARK,
+        interval: settling ? 0 : (this.options.creditIntervalMs ?? CREDIT_MIN_INTERVAL_MS),
+      });
+      for (const { pixel_id: pixelId } of pixels) {
+        await this.options.exclusive(`derived:${pixelId}`, () => this.refreshCredits(pixelId));
+      }
+    } catch (err) {
+      this.options.log?.warn({ err }, "credit cells not refreshed; next round");
+    }
+  }
+
+  /**
+   * Rebuilds, in every built shape of the pixel, the hours rows since its last cells refresh can
+   * change (CREDIT_REFRESH_HOURS_SQL: order and refund rows since that refresh's watermark less the
+   * margin, `conversion_touches` rows built after it), found once for all shapes; then records the
+   * refresh (the derived tables' watermark and the touches version it covers) — last, so a crash only
+   * repeats it. None changed: only the record. More than MAX_REFRESH_HOURS: month by month.
+   */
+  private async refreshCredits(pixelId: string): Promise<void> {
     const shapes = (await this.creditShapes(pixelId)).built;
     if (shapes.length === 0) return;
-    const [found] = await this.warehouse.query<{ hours: string[] }>(CREDIT_REFRESH_HOURS_SQL, {
-      ...params,
-      max: MAX_REFRESH_HOURS + 1,
-    });
-    const hours = found?.hours ?? [];
-    if (hours.length === 0) return;
-    if (hours.length > MAX_REFRESH_HOURS) {
-      await this.creditMonths(pixelId, shapes, { version: params.version, cutoff: params.cutoff });
-      return;
-    }
-    for (const shape of shapes) {
-      const built = creditCellsRefreshSql(
-        "hours",
-        this.options.creditCells!,
-        shape,
-        this.warehouse.materializedCte,
+    const [at] = await this.warehouse.query<{ version: string; cutoff: string }>(
+      `SELECT toString(toUnixTimestamp64Milli(now64(3, 'UTC'))) AS version, toString(${watermarkSql("{pixel:String}")}) AS cutoff`,
+      { pixel: pixelId },
+    );
+    const [last] = await this.warehouse.query<{ has: number | string; watermark: string; touched: string }>(
+      CREDIT_REFRESH_SQL,
+      { pixel: pixelId },
+    );
+    if (!at) return;
+    if (last && Number(last.has) > 0) {
+      const [since] = await this.warehouse.query<{ s: string }>(
+        "SELECT toString(toDateTime64({w:String}, 3, 'UTC') - toIntervalMillisecond({margin:UInt32})) AS s",
+        { w: last.watermark, margin: this.margin },
       );
-      if (built) await this.warehouse.command(built.sql, { ...built.params, ...params, hours }, options);
+      const [found] = await this.warehouse.query<{ hours: string[] }>(CREDIT_REFRESH_HOURS_SQL, {
+        pixel: pixelId,
+        since: since?.s ?? BEFORE_EVERYTHING,
+        touched: last.touched,
+        max: MAX_REFRESH_HOURS + 1,
+      });
+      const hours = found?.hours ?? [];
+      const once = this.warehouse.materializedCte;
+      const options = once
+        ? { settings: { ...FOREGROUND.settings, enable_materialized_cte: 1 } }
+        : FOREGROUND;
+      if (hours.length > MAX_REFRESH_HOURS) await this.creditMonths(pixelId, shapes, at);
+      else if (hours.length > 0) {
+        for (const shape of shapes) {
+          const built = creditCellsRefreshSql("hours", this.options.creditCells!, shape, once);
+          if (!built) continue;
+          const params = { ...built.params, pixel: pixelId, version: at.version, cutoff: at.cutoff, hours };
+          await this.warehouse.command(built.sql, params, options);
+        }
+      }
+    } else {
+      // Shapes built before any record (a crash between a build and its record): built again whole.
+      await this.creditMonths(pixelId, shapes, at);
     }
+    await this.recordCredits(pixelId, at);
+  }
+
+  /** Every built shape of the pixel is current to `at` (its watermark, and the touches built before it). */
+  private recordCredits(pixelId: string, at: { version: string; cutoff: string }): Promise<void> {
+    return this.warehouse.insert(
+      CREDIT_REFRESHES,
+      [{ pixel_id: pixelId, watermark: at.cutoff, touches_version: at.version }],
+      FOREGROUND,
+    );
   }
 
   /** Every month of the pixel's orders, rebuilt in each of `shapes`' cells. */
@@ -393,7 +451,6 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
           await this.warehouse.command(refundHoursRefreshSql("since"), params, FOREGROUND);
           await this.warehouse.command(refundFactsRefreshSql("since", once), params, options);
         }
-        await this.refreshCredits(pixelId, params, options);
       }
       // Written after the rows: a crash in between leaves the old watermark, and the next round
       // rebuilds the same conversions again.

@@ -317,38 +317,53 @@ export class QueryService {
     pixelId: string,
     version: string,
   ): Promise<StatementRows[]> {
-    const forms = await this.cellForms(plan.statements, opts, pixelId);
+    const { forms, asking } = await this.cellForms(plan.statements, opts, pixelId);
     const fresh = await this.freshRows(forms, opts, pixelId, version);
-    return Promise.all(
-      plan.statements.map(async (statement, i) => ({
-        statement,
-        rows: await this.runStatement(forms[i]!, fresh),
-      })),
-    );
+    // Cells whose fresh hours are unknown (none recorded current, or too many): the derived form.
+    const unknown = fresh?.creditHours === null || fresh?.ids === null;
+    const [answered] = await Promise.all([
+      Promise.all(
+        plan.statements.map(async (statement, i) => ({
+          statement,
+          rows: await this.runStatement(unknown ? statement : forms[i]!, fresh),
+        })),
+      ),
+      asking,
+    ]);
+    return answered;
   }
 
   /**
    * Each statement as it runs: one whose credit-cell shape is built runs its cells' forms as its
-   * derived ones; for a shape not built yet the asking is recorded (the worker builds it) and the
-   * statement runs as planned. Neither step can fail the query: the shapes not read, none is built.
+   * derived ones; for a shape not built yet the asking is recorded (`asking`, beside the statements:
+   * once answered, the worker's next round builds it) and the statement runs as planned. Neither step
+   * can fail the query: the shapes not read, none is built; the asking failed, the next query asks.
    */
-  private async cellForms(statements: readonly Statement[], opts: RunOptions, pixelId: string) {
+  private async cellForms(
+    statements: readonly Statement[],
+    opts: RunOptions,
+    pixelId: string,
+  ): Promise<{ forms: readonly Statement[]; asking: Promise<unknown> }> {
     const credits = this.deps.credits;
-    if (!credits || opts.derived === false || !statements.some((s) => s.cells)) return statements;
+    const none = { forms: statements, asking: Promise.resolve() };
+    if (!credits || opts.derived === false || !statements.some((s) => s.cells)) return none;
     const shapes = statements.flatMap((s) => (s.cells ? [s.cells.shape] : []));
     const built = await credits.of(pixelId, shapes).catch((err: unknown) => {
       this.deps.log.warn({ err, pixelId }, "credit shapes not read; crediting every conversion");
       return null;
     });
-    if (built === null) return statements;
-    return statements.map((s) => {
-      if (!s.cells) return s;
-      if (built.has(s.cells.shape)) return { ...s, derived: s.cells.derived };
-      credits.ask(pixelId, s.cells.shape).catch((err: unknown) => {
+    if (built === null) return none;
+    const asks = [...new Set(shapes.filter((shape) => !built.has(shape)))].map((shape) =>
+      credits.ask(pixelId, shape).catch((err: unknown) => {
         this.deps.log.warn({ err, pixelId }, "credit shape not asked for; next query asks again");
-      });
-      return s;
-    });
+      }),
+    );
+    return {
+      forms: statements.map((s) =>
+        s.cells && built.has(s.cells.shape) ? { ...s, derived: s.cells.derived } : s,
+      ),
+      asking: Promise.all(asks),
+    };
   }
 
   /**

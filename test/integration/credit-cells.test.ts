@@ -20,6 +20,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_CREDIT_SHAPES } from "../../src/derived/credit-cells.js";
+import { FreshIds } from "../../src/derived/fresh-ids.js";
 import { DerivedWorker } from "../../src/derived/worker.js";
 import { creditCellsBuild, parseCreditShape } from "../../src/query/sources/credit-cells.js";
 import { migrate } from "../../src/stores/migrations.js";
@@ -105,6 +106,17 @@ async function cells(pixel: string, shape = SHAPE): Promise<string[]> {
     { p: pixel, s: shape },
   );
   return rows.map((r) => r.line);
+}
+
+/** Until the engine's clock is past the latest row's stamp by more than a millisecond (the margin). */
+async function waitPastMargin(): Promise<void> {
+  for (let i = 0; i < 1000; i++) {
+    const [row] = await wh.store.query<{ ok: number | string }>(
+      "SELECT now64(3, 'UTC') - toIntervalMillisecond(2) > (SELECT max(ingested_at) FROM identity_links) AS ok",
+    );
+    if (Number(row?.ok) === 1) return;
+  }
+  throw new Error("the engine's clock did not move");
 }
 
 const ask = (pixel: string, shape: string) =>
@@ -227,6 +239,55 @@ describe("credit cells", () => {
       "03-01 11h paid facebook USD 03-01 0 → 0.5, 50",
       "03-01 11h paid google USD 03-01 0 → 0.5, 50",
     ]);
+  });
+
+  it("the cells follow at most every interval (a settle at once), and queries credit the hours changed since one by one", async () => {
+    const px = "cc4";
+    await wh.store.insert("touchpoints", [touch(px, "t1", "v1", "01 09:00", "google")]);
+    await wh.store.insert("orders", [
+      order(px, "o1", "v1", "01 11:00", "USD", 100),
+      order(px, "o2", "v2", "05 16:00", "USD", 40),
+    ]);
+    await worker.runOnce(0);
+    await ask(px, SHAPE);
+    await worker.runOnce(0);
+    const before = [
+      "03-01 11h paid google USD 03-01 0 → 1, 100",
+      "03-05 16h paid (none) USD 03-05 0 → 1, 40",
+    ];
+    expect(await cells(px)).toEqual(before);
+    const fresh = (version: string) => new FreshIds(wh.store).of(px, version, { creditHours: true });
+    expect((await fresh("a")).creditHours).toEqual([]);
+
+    // v2 merged into v1: o2's credit moves to google. A round that is not a settle, within the
+    // interval: the other tables follow, the cells do not, and a query credits o2's hour one by one.
+    await wh.store.insert("identity_links", [
+      { pixel_id: px, alias_type: "canonical", alias_value: "v2", canonical_id: "v1", version: 2 },
+    ]);
+    const lagging = new DerivedWorker(wh.store, {
+      marginMs: 1,
+      creditIntervalMs: 3_600_000,
+      exclusive: (key, fn) => sql.store.exclusive(key, fn),
+      creditCells: (key, span) => {
+        const shape = parseCreditShape(key);
+        return shape ? creditCellsBuild(shape, span) : null;
+      },
+    });
+    await waitPastMargin();
+    expect((await lagging.runOnce()).map((r) => r.pixelId)).toContain(px);
+    expect(await cells(px)).toEqual(before);
+    const behind = await fresh("b");
+    expect(behind.ids).toEqual([]);
+    // The merge rebuilt every order of v1's identity in conversion_touches: o1's hour too.
+    expect(behind.creditHours).toEqual(["2026-03-01 11:00:00.000", "2026-03-05 16:00:00.000"]);
+
+    // A settle brings them up: nothing left to credit one by one.
+    await worker.runOnce(0);
+    expect(await cells(px)).toEqual([
+      "03-01 11h paid google USD 03-01 0 → 1, 100",
+      "03-05 16h paid google USD 03-05 0 → 1, 40",
+    ]);
+    expect((await fresh("c")).creditHours).toEqual([]);
   });
 
   it(`builds at most ${MAX_CREDIT_SHAPES} shapes per pixel, and never a key that names no shape`, async () => {

@@ -470,7 +470,7 @@ ORDER BY pixel_id;
 CREATE TABLE IF NOT EXISTS cohort_builds ON CLUSTER '{cluster}' AS cohort_builds_local
 ENGINE = Distributed('{cluster}', currentDatabase(), cohort_builds_local, cityHash64(pixel_id));
 
--- credit_cells, credit_shapes: attribution credits per hour for the shapes queries ask, kept by the derived-tables worker.
+-- credit_cells, credit_shapes, credit_refreshes: attribution credits per hour for the shapes queries ask, kept by the derived-tables worker.
 CREATE TABLE IF NOT EXISTS credit_cells_local ON CLUSTER '{cluster}' (
   pixel_id          LowCardinality(String),
   shape             LowCardinality(String),
@@ -504,3 +504,15 @@ ORDER BY (pixel_id, shape);
 
 CREATE TABLE IF NOT EXISTS credit_shapes ON CLUSTER '{cluster}' AS credit_shapes_local
 ENGINE = Distributed('{cluster}', currentDatabase(), credit_shapes_local, cityHash64(pixel_id));
+
+CREATE TABLE IF NOT EXISTS credit_refreshes_local ON CLUSTER '{cluster}' (
+  pixel_id         LowCardinality(String),
+  watermark        DateTime64(3, 'UTC'),
+  touches_version  UInt64,
+  written_at       DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/credit_refreshes_local', '{replica}', written_at)
+ORDER BY pixel_id;
+
+CREATE TABLE IF NOT EXISTS credit_refreshes ON CLUSTER '{cluster}' AS credit_refreshes_local
+ENGINE = Distributed('{cluster}', currentDatabase(), credit_refreshes_local, cityHash64(pixel_id));

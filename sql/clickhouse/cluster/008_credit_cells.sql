@@ -36,3 +36,15 @@ ORDER BY (pixel_id, shape);
 
 CREATE TABLE IF NOT EXISTS credit_shapes ON CLUSTER '{cluster}' AS credit_shapes_local
 ENGINE = Distributed('{cluster}', currentDatabase(), credit_shapes_local, cityHash64(pixel_id));
+
+CREATE TABLE IF NOT EXISTS credit_refreshes_local ON CLUSTER '{cluster}' (
+  pixel_id         LowCardinality(String),
+  watermark        DateTime64(3, 'UTC'),
+  touches_version  UInt64,
+  written_at       DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/credit_refreshes_local', '{replica}', written_at)
+ORDER BY pixel_id;
+
+CREATE TABLE IF NOT EXISTS credit_refreshes ON CLUSTER '{cluster}' AS credit_refreshes_local
+ENGINE = Distributed('{cluster}', currentDatabase(), credit_refreshes_local, cityHash64(pixel_id));
