@@ -69,6 +69,13 @@ export const querySeconds = new Histogram({
   registers: [registry],
 });
 
+export const queryStatements = new Counter({
+  name: "pixelhouse_query_statements_total",
+  help: "Statements the query API ran, by source and form: raw, derived (derived tables beside the rows past their watermark), derived_current (derived tables alone), cells, cells_current (credit cells)",
+  labelNames: ["source", "form"] as const,
+  registers: [registry],
+});
+
 export const consoleQueries = new Counter({
   name: "pixelhouse_console_queries_total",
   help: "SQL console queries, by outcome (ok|refused|failed)",

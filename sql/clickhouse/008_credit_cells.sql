@@ -1,6 +1,7 @@
 -- Credit cells (docs/derived-tables.md, "credit_cells"): per pixel and attribution shape (model,
 -- window and credited touch field, as queries ask for them), per UTC hour of the conversions, order
--- status, credited value, currency and UTC day, the attributed conversions and amounts — the
+-- status, credited value, whether the conversion has a touch in the window, currency and UTC day, the
+-- attributed conversions and amounts — the
 -- conversions' own (refund = 0, on their day) and their refunds' (refund = 1, on each refund's day).
 -- An attribution query without filters reads the range's cells instead of crediting every conversion,
 -- and credits the conversions of the hours with rows past the watermark itself. Kept by the
@@ -22,6 +23,7 @@ CREATE TABLE IF NOT EXISTS credit_cells (
   hour              DateTime64(3, 'UTC'),
   financial_status  LowCardinality(String),
   value             String,
+  touched           UInt8,
   currency          LowCardinality(String),
   fx_day            Date,
   refund            UInt8,
@@ -33,7 +35,7 @@ CREATE TABLE IF NOT EXISTS credit_cells (
 )
 ENGINE = ReplacingMergeTree(built_version)
 PARTITION BY toYYYYMM(hour)
-ORDER BY (pixel_id, shape, hour, financial_status, value, currency, fx_day, refund);
+ORDER BY (pixel_id, shape, hour, financial_status, value, touched, currency, fx_day, refund);
 
 CREATE TABLE IF NOT EXISTS credit_shapes (
   pixel_id       LowCardinality(String),

@@ -73,7 +73,10 @@ FROM (SELECT * FROM ${CREDIT_REFRESHES} WHERE pixel_id = ${PIXEL} ORDER BY writt
 
 /**
  * Pixels with a built shape whose cells are behind their derived tables' watermark (`{name}`), last
- * refreshed at least `{interval}` ms ago (0 when settling).
+ * refreshed at least `{interval}` ms ago (0 when settling) — or refreshed closer to the clock than
+ * `{margin}` (a settle) once the margin has passed: a row stamped before that watermark may have
+ * become visible after the refresh read, and the next one looks that far back (as the derived tables'
+ * own second look does).
  */
 export const CREDIT_REFRESHES_DUE_SQL = `WITH cells AS (
   SELECT pixel_id, argMax(watermark, written_at) AS w, max(written_at) AS at FROM ${CREDIT_REFRESHES} GROUP BY pixel_id
@@ -85,7 +88,9 @@ export const CREDIT_REFRESHES_DUE_SQL = `WITH cells AS (
 SELECT m.pixel_id AS pixel_id FROM marks AS m
 INNER JOIN shapes AS s ON s.pixel_id = m.pixel_id
 LEFT JOIN cells AS c ON c.pixel_id = m.pixel_id
-WHERE c.pixel_id = '' OR (c.w < m.w AND c.at <= now64(3, 'UTC') - toIntervalMillisecond({interval:UInt64}))
+WHERE c.pixel_id = ''
+  OR (c.w < m.w AND c.at <= now64(3, 'UTC') - toIntervalMillisecond({interval:UInt64}))
+  OR (c.at < c.w + toIntervalMillisecond({margin:UInt32}) AND c.w <= now64(3, 'UTC') - toIntervalMillisecond({margin:UInt32}))
 ORDER BY pixel_id`;
 
 /**
@@ -122,7 +127,7 @@ export function creditCellsRefreshSql(
   const build = cells(shapeKey, { pixel: PIXEL, seen: seenByRefresh("o"), materialized, ...span });
   if (!build) return null;
   const storedIn = scope === "month" ? "toYYYYMM(hour) = {month:UInt32}" : `hour IN ${hours}`;
-  const columns = "hour, financial_status, value, currency, fx_day, refund";
+  const columns = "hour, financial_status, value, touched, currency, fx_day, refund";
   const sql = `INSERT INTO ${CREDIT_CELLS} (pixel_id, shape, ${columns}, built_version, rows, attributed, amount, conversions)
 WITH ${build.ctes.join(",\n")}
 SELECT ${PIXEL}, {shape:String}, ${columns}, {version:UInt64},

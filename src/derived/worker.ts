@@ -104,6 +104,8 @@ export class DerivedWorker {
    * again sooner than the interval (a build may fail every time; an account may want none).
    */
   private readonly cohortWaits = new Map<string, number>();
+  /** Likewise for a pixel's credit cells (a failed build or refresh, or nothing buildable asked). */
+  private readonly creditWaits = new Map<string, number>();
   private rounds = 0;
 
   constructor(
@@ -176,40 +178,72 @@ export class DerivedWorker {
    */
   private async buildAskedShapes(): Promise<void> {
     if (!this.options.creditCells) return;
+    let pixels: { pixel_id: string }[];
     try {
-      const pixels = await this.warehouse.query<{ pixel_id: string }>(CREDIT_SHAPES_DUE_SQL);
-      for (const { pixel_id: pixelId } of pixels) {
-        await this.options.exclusive(`derived:${pixelId}`, async () => {
-          const [at] = await this.warehouse.query<{ version: string; cutoff: string; has: number | string }>(
-            `SELECT toString(toUnixTimestamp64Milli(now64(3, 'UTC'))) AS version, toString(${watermarkSql("{pixel:String}")}) AS cutoff,
-  (SELECT count() FROM derived_watermarks WHERE pixel_id = {pixel:String} AND name = '${WATERMARK}') AS has`,
-            { pixel: pixelId },
-          );
-          if (!at || Number(at.has) === 0) return;
-          const shapes = await this.creditShapes(pixelId);
-          const room = MAX_CREDIT_SHAPES - shapes.built.length;
-          // A key naming no shape (written by another version, or by hand) is never built.
-          const known = shapes.asked.filter((shape) =>
-            creditCellsRefreshSql("month", this.options.creditCells!, shape),
-          );
-          // The cells of the shapes built before are brought to the same watermark first: a record
-          // says every built shape is current to it.
-          if (shapes.built.length > 0) await this.refreshCredits(pixelId);
-          const wanted = known.slice(0, Math.max(0, room));
-          for (const shape of wanted) {
-            await this.creditMonths(pixelId, [shape], { version: at.version, cutoff: at.cutoff });
-            await this.warehouse.insert(
-              CREDIT_SHAPES,
-              [{ pixel_id: pixelId, shape, built_version: at.version }],
-              FOREGROUND,
-            );
-          }
-          if (wanted.length > 0 && shapes.built.length === 0) await this.recordCredits(pixelId, at);
-        });
-      }
+      pixels = await this.warehouse.query<{ pixel_id: string }>(CREDIT_SHAPES_DUE_SQL);
     } catch (err) {
-      this.options.log?.warn({ err }, "credit cells not built; next round");
+      this.options.log?.warn({ err }, "credit shapes not looked for; next round");
+      return;
     }
+    for (const { pixel_id: pixelId } of pixels) {
+      if (this.waitingForCredits(pixelId)) continue;
+      try {
+        const shapes = await this.creditShapes(pixelId);
+        // A key naming no shape (written by another version, or by hand) is never built.
+        const known = shapes.asked.filter((shape) =>
+          creditCellsRefreshSql("month", this.options.creditCells!, shape),
+        );
+        const wanted = known.slice(0, Math.max(0, MAX_CREDIT_SHAPES - shapes.built.length));
+        if (wanted.length === 0) {
+          this.creditWaits.set(pixelId, Date.now());
+          continue;
+        }
+        // One shape per hold of the pixel's lock: its other derived tables are not kept waiting.
+        for (const shape of wanted) {
+          await this.options.exclusive(`derived:${pixelId}`, () => this.buildShape(pixelId, shape));
+        }
+        this.creditWaits.delete(pixelId);
+      } catch (err) {
+        this.creditWaits.set(pixelId, Date.now());
+        this.options.log?.warn({ err, pixelId }, "credit cells not built; tried again after the interval");
+      }
+    }
+  }
+
+  /**
+   * Builds one asked shape as of the pixel's current watermark, then records it built. A pixel's
+   * first shape also writes its first cells record; shapes built without one (a crash between the two)
+   * are first all brought to the watermark by a refresh, which records it.
+   */
+  private async buildShape(pixelId: string, shape: string): Promise<void> {
+    const [at] = await this.warehouse.query<{ version: string; cutoff: string; has: number | string }>(
+      `SELECT toString(toUnixTimestamp64Milli(now64(3, 'UTC'))) AS version, toString(${watermarkSql("{pixel:String}")}) AS cutoff,
+  (SELECT count() FROM derived_watermarks WHERE pixel_id = {pixel:String} AND name = '${WATERMARK}') AS has`,
+      { pixel: pixelId },
+    );
+    if (!at || Number(at.has) === 0) return;
+    const [last] = await this.warehouse.query<{ has: number | string }>(CREDIT_REFRESH_SQL, {
+      pixel: pixelId,
+    });
+    const recorded = Number(last?.has ?? 0) > 0;
+    if (!recorded && (await this.creditShapes(pixelId)).built.length > 0) await this.refreshCredits(pixelId);
+    await this.creditMonths(pixelId, [shape], at);
+    await this.warehouse.insert(
+      CREDIT_SHAPES,
+      [{ pixel_id: pixelId, shape, built_version: at.version }],
+      FOREGROUND,
+    );
+    if (!recorded) await this.recordCredits(pixelId, at);
+  }
+
+  /** Whether the pixel's last cells build or refresh failed (or found nothing to build) within the interval. */
+  private waitingForCredits(pixelId: string): boolean {
+    const since = this.creditWaits.get(pixelId);
+    return since !== undefined && Date.now() - since < this.creditInterval;
+  }
+
+  private get creditInterval(): number {
+    return this.options.creditIntervalMs ?? CREDIT_MIN_INTERVAL_MS;
   }
 
   /** The pixel's shapes: built (kept current by each refresh) and asked for, oldest ask first. */
@@ -231,16 +265,29 @@ export class DerivedWorker {
    */
   private async refreshCreditsDue(settling: boolean): Promise<void> {
     if (!this.options.creditCells) return;
+    let pixels: { pixel_id: string }[];
     try {
-      const pixels = await this.warehouse.query<{ pixel_id: string }>(CREDIT_REFRESHES_DUE_SQL, {
+      pixels = await this.warehouse.query<{ pixel_id: string }>(CREDIT_REFRESHES_DUE_SQL, {
         name: WATERMARK,
-        interval: settling ? 0 : (this.options.creditIntervalMs ?? CREDIT_MIN_INTERVAL_MS),
+        interval: settling ? 0 : this.creditInterval,
+        margin: this.margin,
       });
-      for (const { pixel_id: pixelId } of pixels) {
-        await this.options.exclusive(`derived:${pixelId}`, () => this.refreshCredits(pixelId));
-      }
     } catch (err) {
-      this.options.log?.warn({ err }, "credit cells not refreshed; next round");
+      this.options.log?.warn({ err }, "credit cells due not looked for; next round");
+      return;
+    }
+    for (const { pixel_id: pixelId } of pixels) {
+      if (!settling && this.waitingForCredits(pixelId)) continue;
+      try {
+        await this.options.exclusive(`derived:${pixelId}`, () => this.refreshCredits(pixelId));
+        this.creditWaits.delete(pixelId);
+      } catch (err) {
+        this.creditWaits.set(pixelId, Date.now());
+        this.options.log?.warn(
+          { err, pixelId },
+          "credit cells not refreshed; tried again after the interval",
+        );
+      }
     }
   }
 
@@ -430,10 +477,6 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
         for (const { m } of refundMonths) {
           await this.warehouse.command(refundFactsRefreshSql("month"), { ...params, month: m }, FOREGROUND);
         }
-        await this.creditMonths(pixelId, (await this.creditShapes(pixelId)).built, {
-          version: state.version,
-          cutoff: state.next,
-        });
       } else {
         // `cutoff`: the orders every statement reads are those the new watermark vouches for — visible
         // before the first statement read (the margin), while later rows are past the new watermark.

@@ -5,6 +5,7 @@ import { type CohortTarget, cohortLateCustomersSql } from "../derived/cohort-cel
 import { countedKinds, MAX_FRESH_CUSTOMERS } from "../derived/customer-hours.js";
 import type { CohortBuild, Fresh } from "../derived/fresh-ids.js";
 import type { Logger } from "../log.js";
+import { queryStatements } from "../metrics.js";
 import type { DataVersions } from "../shared/data-version.js";
 import type { KvStore } from "../stores/kv/port.js";
 import type { SqlExecutor } from "../stores/sql/port.js";
@@ -404,12 +405,17 @@ export class QueryService {
       const parts = statement.split;
       return Promise.all(parts.map((s) => this.runStatement(s, fresh))).then((rows) => rows.flat());
     }
+    const current =
+      d !== undefined && known && sets.every((x) => x.set!.length === 0) && d.current !== undefined;
     const run =
       d && known
-        ? sets.every((x) => x.set!.length === 0) && d.current
-          ? d.current
+        ? current
+          ? d.current!
           : { sql: d.sql, params: { ...d.params, ...Object.fromEntries(sets.map((x) => [x.param, x.set!])) } }
         : statement;
+    const cells = d !== undefined && d === statement.cells?.derived;
+    const form = !(d && known) ? "raw" : `${cells ? "cells" : "derived"}${current ? "_current" : ""}`;
+    queryStatements.inc({ source: statement.source, form });
     return withEveryRate(run.params, (params) => this.reader.query<Record<string, unknown>>(run.sql, params));
   }
 

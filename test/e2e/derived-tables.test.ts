@@ -48,6 +48,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FreshIds } from "../../src/derived/fresh-ids.js";
 import { DerivedWorker } from "../../src/derived/worker.js";
+import { queryStatements } from "../../src/metrics.js";
 import { ATTRIBUTION_MODELS } from "../../src/query/attribution-models.js";
 import { creditCellsBuild, parseCreditShape } from "../../src/query/sources/credit-cells.js";
 import type { TestApp } from "../helpers/app.js";
@@ -500,6 +501,14 @@ function lagging(): DerivedWorker {
   });
 }
 
+/** How many statements the query service has run in the credit cells' forms (its metrics). */
+async function statementsInCells(): Promise<{ cells: number; current: number }> {
+  const values = (await queryStatements.get()).values;
+  const count = (form: string) =>
+    values.filter((v) => v.labels.form === form).reduce((sum, v) => sum + v.value, 0);
+  return { cells: count("cells"), current: count("cells_current") };
+}
+
 /** Loads records without refreshing the derived tables (identities are filed: merges are visible). */
 async function loadRaw(
   app: TestApp,
@@ -641,6 +650,7 @@ describe("derived tables answer as raw data", () => {
     let derivedServed = 0;
     /** Stores whose credit cells were built before the first check (so they answered in every state). */
     let cellsServed = 0;
+    const cellsRan = await statementsInCells();
     /** Answers with a customer to requests the cohort cells cover, in every state. */
     let coveredCohorts = 0;
     await fc.assert(
@@ -785,6 +795,10 @@ describe("derived tables answer as raw data", () => {
     expect(derivedServed).toBeGreaterThan(0);
     // The credit cells answered (built, holding rows) in every state of some stores.
     expect(cellsServed).toBeGreaterThan(0);
+    // And statements did run in the cells' forms: beside fresh hours (states 2 and 3) and alone.
+    const ran = await statementsInCells();
+    expect(ran.cells - cellsRan.cells, "statements run from the cells beside fresh hours").toBeGreaterThan(0);
+    expect(ran.current - cellsRan.current, "statements run from the cells alone").toBeGreaterThan(0);
     // The cohort requests the cells cover did meet cohorts (a store whose orders are all pending has none).
     expect(coveredCohorts).toBeGreaterThan(0);
   }, 300_000);

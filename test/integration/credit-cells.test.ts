@@ -223,8 +223,11 @@ describe("credit cells", () => {
       "linear:30:attribution.source",
       "touched:30:",
     ]);
-    // o2 has no touch: a conversion, not attributed.
-    expect(await cells(px, "touched:30:")).toEqual(["03-01 11h paid  USD 03-01 0 → 1, 100"]);
+    // o2 has no touch: a conversion, not attributed (a cell of its own: not touched).
+    expect(await cells(px, "touched:30:")).toEqual([
+      "03-01 11h paid  USD 03-01 0 → 0, 0",
+      "03-01 11h paid  USD 03-01 0 → 1, 100",
+    ]);
     const [conversions] = await wh.store.query<{ n: string }>(
       "SELECT toString(sum(conversions)) AS n FROM credit_cells FINAL WHERE pixel_id = {p:String} AND shape = 'touched:30:' AND rows != 0",
       { p: px },
@@ -288,6 +291,38 @@ describe("credit cells", () => {
       "03-05 16h paid google USD 03-05 0 → 1, 40",
     ]);
     expect((await fresh("c")).creditHours).toEqual([]);
+  });
+
+  it("a pixel whose build fails waits the interval and stops no other pixel's", async () => {
+    let attempts = 0;
+    const failing = new DerivedWorker(wh.store, {
+      marginMs: 0,
+      exclusive: (key, fn) => sql.store.exclusive(key, fn),
+      creditCells: (key, span) => {
+        const shape = parseCreditShape(key);
+        if (key.startsWith("first_click:") && span.start.startsWith("toDateTime64(makeDate")) {
+          attempts++;
+          throw new Error("the engine refused it");
+        }
+        return shape ? creditCellsBuild(shape, span) : null;
+      },
+    });
+    for (const px of ["cc5a", "cc5b"]) {
+      await wh.store.insert("touchpoints", [touch(px, "t1", "v1", "01 09:00", "google")]);
+      await wh.store.insert("orders", [order(px, "o1", "v1", "01 11:00", "USD", 100)]);
+    }
+    await failing.runOnce(0);
+    await ask("cc5a", "first_click:30:attribution.source");
+    await ask("cc5b", SHAPE);
+    await failing.runOnce(0);
+    expect(await built("cc5a")).toEqual([]);
+    expect(await built("cc5b")).toEqual([SHAPE]);
+    expect(await cells("cc5b")).toEqual(["03-01 11h paid google USD 03-01 0 → 1, 100"]);
+    const tried = attempts;
+    expect(tried).toBeGreaterThan(0);
+    // Within the interval (30 s by default) the failed pixel is not tried again.
+    await failing.runOnce(0);
+    expect(attempts).toBe(tried);
   });
 
   it(`builds at most ${MAX_CREDIT_SHAPES} shapes per pixel, and never a key that names no shape`, async () => {

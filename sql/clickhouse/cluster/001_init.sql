@@ -477,6 +477,7 @@ CREATE TABLE IF NOT EXISTS credit_cells_local ON CLUSTER '{cluster}' (
   hour              DateTime64(3, 'UTC'),
   financial_status  LowCardinality(String),
   value             String,
+  touched           UInt8,
   currency          LowCardinality(String),
   fx_day            Date,
   refund            UInt8,
@@ -488,7 +489,7 @@ CREATE TABLE IF NOT EXISTS credit_cells_local ON CLUSTER '{cluster}' (
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/credit_cells_local', '{replica}', built_version)
 PARTITION BY toYYYYMM(hour)
-ORDER BY (pixel_id, shape, hour, financial_status, value, currency, fx_day, refund);
+ORDER BY (pixel_id, shape, hour, financial_status, value, touched, currency, fx_day, refund);
 
 CREATE TABLE IF NOT EXISTS credit_cells ON CLUSTER '{cluster}' AS credit_cells_local
 ENGINE = Distributed('{cluster}', currentDatabase(), credit_cells_local, cityHash64(pixel_id));

@@ -11,7 +11,6 @@ import {
   type AttributionSpec,
   attributionCtes,
   creditRowsWithShare,
-  NO_TOUCH,
 } from "./attribution.js";
 import { countedPredicate } from "./common.js";
 import type { EmitContext } from "./context.js";
@@ -75,7 +74,7 @@ export function creditShapeOf(ctx: Omit<EmitContext, "binder">, spec: Attributio
 
 /** The SQL a build of a shape's cells needs, before the worker's INSERT: its CTEs and their params. */
 export interface CreditCellsBuild {
-  /** CTEs ending with `new_cells` (hour, financial_status, value, currency, fx_day, refund, rows, attributed, amount, conversions). */
+  /** CTEs ending with `new_cells` (hour, financial_status, value, touched, currency, fx_day, refund, rows, attributed, amount, conversions). */
   ctes: string[];
   params: Record<string, unknown>;
 }
@@ -132,14 +131,14 @@ export function creditCellsBuild(
       // Read by both kinds of cells: computed once where the engine can.
       `cr AS ${span.materialized ? "MATERIALIZED " : ""}(${creditRowsWithShare(credits)})`,
       `new_cells AS (
-  SELECT ${hour} AS hour, r.status AS financial_status, r.credit AS value, r.cur AS currency, r.fx_day AS fx_day,
-    toUInt8(0) AS refund, count() AS rows, toFloat64(sumIf(r.share, ${attributed})) AS attributed,
+  SELECT ${hour} AS hour, r.status AS financial_status, r.credit AS value, toUInt8(r.touches > 0) AS touched,
+    r.cur AS currency, r.fx_day AS fx_day, toUInt8(0) AS refund, count() AS rows, toFloat64(sumIf(r.share, ${attributed})) AS attributed,
     sumIf(r.value * r.share, ${attributed}) AS amount, count() AS conversions
   FROM cr AS r
-  GROUP BY hour, financial_status, value, currency, fx_day
+  GROUP BY hour, financial_status, value, touched, currency, fx_day
   UNION ALL
-  SELECT ${hour} AS hour, r.status AS financial_status, r.credit AS value, f.cur AS currency, f.fx_day AS fx_day,
-    toUInt8(1) AS refund, count() AS rows, 0. AS attributed, sumIf(f.amount * r.share, ${attributed}) AS amount,
+  SELECT ${hour} AS hour, r.status AS financial_status, r.credit AS value, toUInt8(r.touches > 0) AS touched,
+    f.cur AS currency, f.fx_day AS fx_day, toUInt8(1) AS refund, count() AS rows, 0. AS attributed, sumIf(f.amount * r.share, ${attributed}) AS amount,
     toUInt64(0) AS conversions
   FROM cr AS r
   INNER JOIN (
@@ -147,7 +146,7 @@ export function creditCellsBuild(
     FROM refunds FINAL WHERE pixel_id = ${span.pixel} AND order_id IN (SELECT conv_id FROM cr)
     GROUP BY order_id, cur, fx_day
   ) AS f ON f.order_id = r.conv_id
-  GROUP BY hour, financial_status, value, currency, fx_day
+  GROUP BY hour, financial_status, value, touched, currency, fx_day
 )`,
     ],
     params: b.params,
@@ -180,6 +179,6 @@ export function cellRows(
     sum(o.conversions) AS conversions, '' AS refund_missing
   FROM (SELECT * FROM ${CREDIT_CELLS} FINAL WHERE pixel_id = ${p.pixel} AND shape = ${shape}
     AND hour >= ${p.start} AND hour < ${p.end}${notFresh}) AS o
-  WHERE o.rows != 0 AND ${countedPredicate(ctx.orderSettings, ctx.binder, ctx.timezone)}${touchedOnly ? ` AND o.value != '${NO_TOUCH}'` : ""}
+  WHERE o.rows != 0 AND ${countedPredicate(ctx.orderSettings, ctx.binder, ctx.timezone)}${touchedOnly ? " AND o.touched = 1" : ""}
   GROUP BY ${keys.join(", ")}`;
 }

@@ -353,7 +353,7 @@ FROM (
     sum(o.conversions) AS conversions, '' AS refund_missing
   FROM (SELECT * FROM credit_cells FINAL WHERE pixel_id = {p3:String} AND shape = {p2:String}
     AND hour >= {p6:DateTime64(3, 'UTC')} AND hour < {p7:DateTime64(3, 'UTC')} AND hour NOT IN {p1:Array(DateTime64(3, 'UTC'))}) AS o
-  WHERE o.rows != 0 AND o.financial_status != 'pending' AND o.financial_status != 'voided' AND o.value != '(none)'
+  WHERE o.rows != 0 AND o.financial_status != 'pending' AND o.financial_status != 'voided' AND o.touched = 1
   GROUP BY d0, cur, fx_day
 ) AS q
 ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
@@ -391,7 +391,7 @@ FROM (
     sum(o.conversions) AS conversions, '' AS refund_missing
   FROM (SELECT * FROM credit_cells FINAL WHERE pixel_id = {p1:String} AND shape = {p0:String}
     AND hour >= {p4:DateTime64(3, 'UTC')} AND hour < {p5:DateTime64(3, 'UTC')}) AS o
-  WHERE o.rows != 0 AND o.financial_status != 'pending' AND o.financial_status != 'voided' AND o.value != '(none)'
+  WHERE o.rows != 0 AND o.financial_status != 'pending' AND o.financial_status != 'voided' AND o.touched = 1
   GROUP BY d0, cur, fx_day
 ) AS q
 ASOF LEFT JOIN fx AS fs ON fs.currency = q.cur AND fs.date <= q.fx_day
