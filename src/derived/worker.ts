@@ -104,7 +104,9 @@ export class DerivedWorker {
    * again sooner than the interval (a build may fail every time; an account may want none).
    */
   private readonly cohortWaits = new Map<string, number>();
-  /** Likewise for a pixel's credit cells (a failed build or refresh, or nothing buildable asked). */
+  /** Likewise for a pixel's credit-cell builds (a failed one, or nothing buildable asked)… */
+  private readonly shapeWaits = new Map<string, number>();
+  /** …and for the refreshes of its built shapes (a failed one). */
   private readonly creditWaits = new Map<string, number>();
   private rounds = 0;
 
@@ -174,7 +176,7 @@ export class DerivedWorker {
    * pixels whose derived tables are built: month by month from the current `conversion_touches`,
    * counting the orders the watermark vouches for, then records each shape built (the record last:
    * queries use a shape only once it is whole). Later refreshes keep it current. A failure is logged
-   * and the shape tried again next round.
+   * and the pixel's shapes tried again after the interval, as a pixel whose asked keys name no shape.
    */
   private async buildAskedShapes(): Promise<void> {
     if (!this.options.creditCells) return;
@@ -186,7 +188,7 @@ export class DerivedWorker {
       return;
     }
     for (const { pixel_id: pixelId } of pixels) {
-      if (this.waitingForCredits(pixelId)) continue;
+      if (this.waiting(this.shapeWaits, pixelId)) continue;
       try {
         const shapes = await this.creditShapes(pixelId);
         // A key naming no shape (written by another version, or by hand) is never built.
@@ -195,16 +197,16 @@ export class DerivedWorker {
         );
         const wanted = known.slice(0, Math.max(0, MAX_CREDIT_SHAPES - shapes.built.length));
         if (wanted.length === 0) {
-          this.creditWaits.set(pixelId, Date.now());
+          this.shapeWaits.set(pixelId, Date.now());
           continue;
         }
         // One shape per hold of the pixel's lock: its other derived tables are not kept waiting.
         for (const shape of wanted) {
           await this.options.exclusive(`derived:${pixelId}`, () => this.buildShape(pixelId, shape));
         }
-        this.creditWaits.delete(pixelId);
+        this.shapeWaits.delete(pixelId);
       } catch (err) {
-        this.creditWaits.set(pixelId, Date.now());
+        this.shapeWaits.set(pixelId, Date.now());
         this.options.log?.warn({ err, pixelId }, "credit cells not built; tried again after the interval");
       }
     }
@@ -236,9 +238,9 @@ export class DerivedWorker {
     if (!recorded) await this.recordCredits(pixelId, at);
   }
 
-  /** Whether the pixel's last cells build or refresh failed (or found nothing to build) within the interval. */
-  private waitingForCredits(pixelId: string): boolean {
-    const since = this.creditWaits.get(pixelId);
+  /** Whether `waits` holds a failure (or nothing to build) of the pixel within the cells' interval. */
+  private waiting(waits: Map<string, number>, pixelId: string): boolean {
+    const since = waits.get(pixelId);
     return since !== undefined && Date.now() - since < this.creditInterval;
   }
 
@@ -277,7 +279,7 @@ export class DerivedWorker {
       return;
     }
     for (const { pixel_id: pixelId } of pixels) {
-      if (!settling && this.waitingForCredits(pixelId)) continue;
+      if (!settling && this.waiting(this.creditWaits, pixelId)) continue;
       try {
         await this.options.exclusive(`derived:${pixelId}`, () => this.refreshCredits(pixelId));
         this.creditWaits.delete(pixelId);
