@@ -27,7 +27,7 @@ import { loadVariantCostFacts } from "./products/facts.js";
 import { ProductService } from "./products/service.js";
 import { StatementReaders } from "./query/readers.js";
 import { QueryService } from "./query/service.js";
-import { creditCellsBuild, parseCreditShape } from "./query/sources/credit-cells.js";
+import { creditCellsSql } from "./query/sources/credit-cells.js";
 import { DataVersions } from "./shared/data-version.js";
 import type { Stores } from "./stores/index.js";
 import { OwnSession } from "./stores/warehouse/session.js";
@@ -169,10 +169,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     cohortTarget: (pixelId) => queries.cohortTarget(pixelId),
     cohortIntervalMs: config.DERIVED_COHORT_INTERVAL_MS,
     creditIntervalMs: config.DERIVED_CREDIT_INTERVAL_MS,
-    creditCells: (key, span) => {
-      const shape = parseCreditShape(key);
-      return shape ? creditCellsBuild(shape, span) : null;
-    },
+    creditCells: creditCellsSql,
   });
   if (config.DERIVED_TABLES) {
     registerConsumer(DERIVED_CONSUMER, async () => {

@@ -50,7 +50,7 @@ import { FreshIds } from "../../src/derived/fresh-ids.js";
 import { DerivedWorker } from "../../src/derived/worker.js";
 import { queryStatements } from "../../src/metrics.js";
 import { ATTRIBUTION_MODELS } from "../../src/query/attribution-models.js";
-import { creditCellsBuild, parseCreditShape } from "../../src/query/sources/credit-cells.js";
+import { creditCellsSql } from "../../src/query/sources/credit-cells.js";
 import type { TestApp } from "../helpers/app.js";
 import { sendOk } from "./ingest-helpers.js";
 import {
@@ -494,10 +494,7 @@ function lagging(): DerivedWorker {
     marginMs: 1,
     creditIntervalMs: 3_600_000,
     exclusive: (key, fn) => app.stores.sql.exclusive(key, fn),
-    creditCells: (key, span) => {
-      const shape = parseCreditShape(key);
-      return shape ? creditCellsBuild(shape, span) : null;
-    },
+    creditCells: creditCellsSql,
   });
 }
 

@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_CREDIT_SHAPES } from "../../src/derived/credit-cells.js";
 import { FreshIds } from "../../src/derived/fresh-ids.js";
 import { DerivedWorker } from "../../src/derived/worker.js";
-import { creditCellsBuild, parseCreditShape } from "../../src/query/sources/credit-cells.js";
+import { creditCellsBuild, creditCellsSql, parseCreditShape } from "../../src/query/sources/credit-cells.js";
 import { migrate } from "../../src/stores/migrations.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
 import type { WarehouseStore } from "../../src/stores/warehouse/port.js";
@@ -38,10 +38,7 @@ beforeAll(async () => {
   worker = new DerivedWorker(wh.store, {
     marginMs: 0,
     exclusive: (key, fn) => sql.store.exclusive(key, fn),
-    creditCells: (key, span) => {
-      const shape = parseCreditShape(key);
-      return shape ? creditCellsBuild(shape, span) : null;
-    },
+    creditCells: creditCellsSql,
   });
 });
 afterAll(async () => {
@@ -271,10 +268,7 @@ describe("credit cells", () => {
       marginMs: 1,
       creditIntervalMs: 3_600_000,
       exclusive: (key, fn) => sql.store.exclusive(key, fn),
-      creditCells: (key, span) => {
-        const shape = parseCreditShape(key);
-        return shape ? creditCellsBuild(shape, span) : null;
-      },
+      creditCells: creditCellsSql,
     });
     await waitPastMargin();
     expect((await lagging.runOnce()).map((r) => r.pixelId)).toContain(px);

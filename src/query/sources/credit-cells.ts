@@ -1,5 +1,5 @@
 import type { OrderSettings } from "../../accounts/schemas.js";
-import { CREDIT_CELLS } from "../../derived/credit-cells.js";
+import { CREDIT_CELLS, type CreditCellsSql } from "../../derived/credit-cells.js";
 import { hourOf } from "../../derived/order-hours.js";
 import { ATTRIBUTION_MODELS, type AttributionModel, DEFAULT_HALF_LIFE_DAYS } from "../attribution-models.js";
 import { Binder } from "../binder.js";
@@ -152,6 +152,12 @@ export function creditCellsBuild(
     params: b.params,
   };
 }
+
+/** The crediting the derived-tables worker is handed (`CreditCellsSql`): a shape key's build, or null. */
+export const creditCellsSql: CreditCellsSql = (key, span) => {
+  const shape = parseCreditShape(key);
+  return shape ? creditCellsBuild(shape, span) : null;
+};
 
 /**
  * The per-day rows (bucket, dimension, cur, fx_day, fx_k, attributed, value, refunded, conversions,
