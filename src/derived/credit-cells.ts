@@ -40,30 +40,27 @@ const refundedIds = (since: string) =>
   `SELECT order_id FROM refunds WHERE pixel_id = ${PIXEL} AND ingested_at > ${since}`;
 
 /**
- * Every hour a conversion whose cells a row ingested after `since` can change is or was in: the hours
- * of changed orders (`changedHours`), and every hour of an order with a changed refund. The
- * conversions whose touches changed are the caller's: a refresh knows them by the rows it rebuilt in
- * `conversion_touches`, a query by the identities past the watermark.
+ * Every hour whose cells rows since the pixel's last cells refresh can change: the hours of orders
+ * changed after `{since}` (that refresh's watermark, for the worker less the margin; `changedHours`),
+ * every hour of an order with a refund changed after it, and the hours of the conversions whose
+ * `conversion_touches` row was built after `{touched}` (that refresh's touches version: new touches
+ * and merges of their identity). The worker rebuilds them; a query credits them one by one.
  */
-export function creditChangedHours(since: string): string {
-  return `${changedHours(since)}
+const CHANGED_SINCE_REFRESH = `${changedHours(SINCE)}
   UNION ALL
-  SELECT ${HOUR} AS h FROM orders AS v WHERE v.pixel_id = ${PIXEL} AND v.order_id IN (${refundedIds(since)})
+  SELECT ${HOUR} AS h FROM orders AS v WHERE v.pixel_id = ${PIXEL} AND v.order_id IN (${refundedIds(SINCE)})
   UNION ALL
-  SELECT hour AS h FROM ${ORDER_HOURS} WHERE pixel_id = ${PIXEL} AND order_id IN (${refundedIds(since)})`;
-}
+  SELECT hour AS h FROM ${ORDER_HOURS} WHERE pixel_id = ${PIXEL} AND order_id IN (${refundedIds(SINCE)})
+  UNION ALL
+  SELECT ${HOUR} AS h FROM ${CONVERSION_TOUCHES} WHERE pixel_id = ${PIXEL} AND built_version > {touched:UInt64}`;
 
 /**
- * The hours whose cells rows since the pixel's last cells refresh can change (at most `{max}`, as
- * text): those of `creditChangedHours` since `{since}` (that refresh's watermark, less the margin) and
- * of the conversions whose `conversion_touches` row was built after `{touched}` (that refresh's
- * touches version). Read once per refresh and bound into each shape's statement: a bound list prunes
- * by the sort keys where a subquery does not, and a refresh without one runs none.
+ * The hours a cells refresh rebuilds (CHANGED_SINCE_REFRESH, at most `{max}`, as text). Read once per
+ * refresh and bound into each shape's statement: a bound list prunes by the sort keys where a
+ * subquery does not, and a refresh without one runs none.
  */
 export const CREDIT_REFRESH_HOURS_SQL = `SELECT groupUniqArray({max:UInt32})(toString(h)) AS hours FROM (
-  ${creditChangedHours(SINCE)}
-  UNION ALL
-  SELECT ${HOUR} AS h FROM ${CONVERSION_TOUCHES} WHERE pixel_id = ${PIXEL} AND built_version > {touched:UInt64}
+  ${CHANGED_SINCE_REFRESH}
 )`;
 
 /** The pixel's last cells refresh (none: `has` 0), as text. */
@@ -155,22 +152,18 @@ export const CREDIT_SHAPES_DUE_SQL = `SELECT pixel_id FROM (
 ) GROUP BY pixel_id HAVING countIf(built = 0) > 0 AND countIf(built > 0) < ${MAX_CREDIT_SHAPES} ORDER BY pixel_id`;
 
 /**
- * The UTC hours a query of a built shape credits conversion by conversion: those rows since the last
- * cells refresh can change (`CREDIT_REFRESH_HOURS_SQL` over `{since}` and `{touched}`, that refresh's
- * watermark and touches version), and those of the orders of the identities past the derived tables'
- * watermark (`{ids}`, the stored ids FreshIds found). At most MAX_FRESH_CREDIT_HOURS + 1.
+ * The UTC hours a query of a built shape credits conversion by conversion: CHANGED_SINCE_REFRESH, and
+ * those of the orders of the identities past the derived tables' watermark (`{ids}`, the stored ids
+ * FreshIds found). At most MAX_FRESH_CREDIT_HOURS + 1.
  */
 export function freshCreditHoursSql(ids: boolean): string {
-  return `(SELECT groupUniqArray(${MAX_FRESH_CREDIT_HOURS + 1})(toString(h)) FROM (
-  ${creditChangedHours(SINCE)}
-  UNION ALL
-  SELECT ${HOUR} AS h FROM ${CONVERSION_TOUCHES} WHERE pixel_id = ${PIXEL} AND built_version > {touched:UInt64}${
-    ids
-      ? `
+  const identities = ids
+    ? `
   UNION ALL
   SELECT ${HOUR} AS h FROM orders WHERE pixel_id = ${PIXEL} AND canonical_id IN {ids:Array(String)}`
-      : ""
-  }
+    : "";
+  return `(SELECT groupUniqArray(${MAX_FRESH_CREDIT_HOURS + 1})(toString(h)) FROM (
+  ${CHANGED_SINCE_REFRESH}${identities}
   ))`;
 }
 
