@@ -204,12 +204,8 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
     ingestGroups,
     destinations,
     forwarder,
-    sync: new SyncService(
-      stores.sql,
-      stores.warehouse,
-      identity,
-      (pixelId) => (pixelId === null ? versions.bumpGlobal() : versions.bump([pixelId])),
-      () => relay.wake(),
+    sync: new SyncService(stores.sql, stores.warehouse, identity, stores.bus, (pixelId) =>
+      pixelId === null ? versions.bumpGlobal() : versions.bump([pixelId]),
     ),
     versions,
     queries,

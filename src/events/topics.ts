@@ -14,10 +14,10 @@ export interface TopicRoute {
  */
 export const TOPIC_STREAMS: Readonly<Record<string, TopicRoute>> = {
   [PUBLIC_EVENTS_TOPIC]: { stream: PUBLIC_EVENTS_STREAM, shape: canonicalPublicEvent },
-  // Internal: per-order cost recalculation. Written by SyncService (orders arrive or change) and by
-  // cost changes; consumed by the recalculation worker.
-  "orders.changed": { stream: "orders.changed" },
+  // Internal: per-order cost recalculation after cost changes; consumed by the recalculation worker.
   "costs.changed": { stream: "costs.changed" },
-  // Internal: aliases seen on orders, for the identity worker (ingest publishes its own directly).
+  // Orders and their sightings are published on the bus directly by SyncService; these two routes
+  // still deliver rows that a version writing them to the outbox left unpublished.
+  "orders.changed": { stream: "orders.changed" },
   "identity.observed": { stream: "identity.observed" },
 };

@@ -3,8 +3,6 @@ import type { Alias, AliasType, Sighting } from "./union.js";
 
 /** The bus stream the write paths publish sightings to and the identity worker consumes. */
 export const IDENTITY_STREAM = "identity.observed";
-/** Outbox topic of sightings written in a SQL transaction (orders); routed to the same stream. */
-export const IDENTITY_TOPIC = "identity.observed";
 
 const ALIAS_TYPES = ["identity", "email", "user", "store", "customer", "order", "canonical"] as const;
 

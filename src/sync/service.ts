@@ -1,10 +1,11 @@
-import { ulid } from "ulid";
+import { monotonicFactory, ulid } from "ulid";
 import type { IdentityFeed } from "../identity/feed.js";
-import { IDENTITY_TOPIC } from "../identity/messages.js";
 import type { Alias } from "../identity/union.js";
 import { hashEmail } from "../ingest/enrich/email.js";
+import { randomFraction } from "../shared/random.js";
 import { findUnstorableText } from "../shared/text.js";
 import { isMissing } from "../shared/validate.js";
+import type { Bus } from "../stores/bus/port.js";
 import type { SqlExecutor, SqlStore } from "../stores/sql/port.js";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
 import { liveVersions, type StoredOrderMonth, tombstonesFor } from "./order-months.js";
@@ -31,6 +32,9 @@ import {
 } from "./warehouse-rows.js";
 
 type Counts = Omit<SyncResult, "rejected">;
+
+/** The bus stream that tells the cost recalculation which orders were written. */
+export const ORDERS_CHANGED_STREAM = "orders.changed";
 const none = (): Counts => ({ accepted: 0, updated: 0, unchanged: 0 });
 
 /**
@@ -40,14 +44,16 @@ const none = (): Counts => ({ accepted: 0, updated: 0, unchanged: 0 });
  * HTTP sync endpoints and `pixelhouse import`.
  */
 export class SyncService {
+  /** Keys of the orders.changed messages (what a consumer dedupes and checkpoints on). */
+  private readonly noticeKey = monotonicFactory(randomFraction);
+
   constructor(
     private readonly sql: SqlStore,
     private readonly warehouse: WarehouseStore,
     private readonly identity: IdentityFeed,
+    private readonly bus: Bus,
     /** Told when stored data changed (query caches key on a per-pixel data version); null = FX rates. */
     private readonly onChanged: (pixelId: string | null) => Promise<void> = async () => {},
-    /** Told after outbox rows were written (wakes the relay). */
-    private readonly onOutbox: () => void = () => {},
   ) {}
 
   async upsert(kind: RecordKind, pixelId: string | null, records: readonly unknown[]): Promise<SyncResult> {
@@ -188,20 +194,17 @@ export class SyncService {
       rows.forEach((r, i) => {
         r.canonical_id = canonical[i] ?? "";
       });
-      // Announced before the write: the per-order cost snapshot (if the write fails the idempotent
+      // Announced before the write, straight on the bus as ingest does (the rows go to the warehouse,
+      // not to SQL, so an outbox row in Postgres would share no transaction with them and only copy
+      // the payload twice more): the per-order cost snapshot (if the write fails the idempotent
       // worker finds nothing to do, whereas a notice lost after the write would never come back — a
       // retry sees the orders as unchanged) and the orders' sightings for the identity worker.
-      await this.sql.query(
-        "INSERT INTO outbox (topic, payload) SELECT * FROM unnest($1::text[], $2::jsonb[])",
-        [
-          ["orders.changed", ...(payload ? [IDENTITY_TOPIC] : [])],
-          [
-            JSON.stringify({ pixelId, orderIds: write.map((o) => o.id) }),
-            ...(payload ? [JSON.stringify(payload)] : []),
-          ],
-        ],
-      );
-      this.onOutbox();
+      await Promise.all([
+        this.bus.publish(ORDERS_CHANGED_STREAM, [
+          { key: this.noticeKey(), payload: { pixelId, orderIds: write.map((o) => o.id) } },
+        ]),
+        payload ? this.identity.publish([payload]) : null,
+      ]);
       await Promise.all([
         this.warehouse.insert("orders", rows),
         this.warehouse.insert(

@@ -1,6 +1,6 @@
 /**
  * Per-order cost snapshots end to end (docs/costs.md): the catalog and orders arrive through the sync
- * endpoints, the relay moves `orders.changed` / `costs.changed` to the bus, the recalculation worker
+ * endpoints, which publish `orders.changed` on the bus (the relay moves `costs.changed` there), the recalculation worker
  * (driven with `runOnce`) writes `order_costs` versions, and the query engine's costs and profit
  * measures change for exactly the orders a COG change touches. Embedded stores (PGlite, chDB).
  */

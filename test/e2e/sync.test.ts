@@ -4,7 +4,7 @@
  * warehouse, read with FINAL/argMax), bad records are rejected one by one with their index and
  * field, versions decide (newer → updated, same/older → unchanged, nothing written), duplicates in
  * a batch keep the newest, limits (1000 records, 5 MB), the sync:write scope and pixel isolation.
- * Then orders (email hashing, identity graph, outbox), product cost lines, money to the cent, and FX
+ * Then orders (email hashing, identity graph, orders.changed notices), product cost lines, money to the cent, and FX
  * rates through the service.
  */
 import { createHash } from "node:crypto";
@@ -762,27 +762,42 @@ describe("orders", () => {
     expect(await orderCanonical(px.pixelId, "c-4")).not.toBe(first);
   });
 
-  it("every stored or changed batch writes one orders.changed outbox row listing its order ids", async () => {
+  it("every stored or changed batch publishes one orders.changed message listing its order ids", async () => {
     const px = await newPixel();
-    const outbox = async () =>
-      pg<{ topic: string; payload: { pixelId: string; orderIds: string[] } }>(
-        "SELECT topic, payload FROM outbox WHERE payload->>'pixelId' = $1 AND topic = 'orders.changed' ORDER BY id",
-        [px.pixelId],
-      );
-    const ids = async (n: number) => [...((await outbox())[n]?.payload.orderIds ?? [])].sort();
+    // A consumer group of its own starts at the oldest message kept: every notice published so far.
+    const group = `sync-test-${px.pixelId}`;
+    const seen: { key: string; payload: { pixelId: string; orderIds: string[] } }[] = [];
+    const notices = async () => {
+      for (;;) {
+        const batch = await app.stores.bus.read("orders.changed", group, "t", { count: 1000 });
+        if (batch.length === 0) break;
+        await app.stores.bus.ack(
+          "orders.changed",
+          group,
+          batch.map((m) => m.id),
+        );
+        for (const m of batch) {
+          const payload = m.payload as { pixelId: string; orderIds: string[] };
+          if (payload.pixelId === px.pixelId) seen.push({ key: m.key, payload });
+        }
+      }
+      return seen.map((m) => ({ ...m, topic: "orders.changed" }));
+    };
+    const ids = async (n: number) => [...((await notices())[n]?.payload.orderIds ?? [])].sort();
 
     await syncOk(px, "orders", [order("a"), order("b"), order("c")]);
-    let rows = await outbox();
+    let rows = await notices();
     expect(rows).toHaveLength(1);
     expect(rows[0]!.topic).toBe("orders.changed");
     expect(rows[0]!.payload.pixelId).toBe(px.pixelId);
+    expect(rows[0]!.key).not.toBe("");
     expect(await ids(0)).toEqual(["a", "b", "c"]);
 
     // Nothing changed: no notification.
     expect(await syncOk(px, "orders", [order("a"), order("b"), order("c")])).toMatchObject({ unchanged: 3 });
-    expect(await outbox()).toHaveLength(1);
+    expect(await notices()).toHaveLength(1);
 
-    // One newer, one older, one new, one bad: the row lists the changed and the new.
+    // One newer, one older, one new, one bad: the notice lists the changed and the new.
     const res = await syncOk(px, "orders", [
       order("b", { updatedAt: at(5), financialStatus: "refunded" }),
       order("a", { updatedAt: at(-5) }),
@@ -790,14 +805,23 @@ describe("orders", () => {
       order("e", { financialStatus: "shipped" }),
     ]);
     expect(res).toMatchObject({ accepted: 1, updated: 1, unchanged: 1 });
-    rows = await outbox();
+    rows = await notices();
     expect(rows).toHaveLength(2);
     expect(rows[1]!.topic).toBe("orders.changed");
+    // Each notice has a key of its own: the recalculation checkpoints on it.
+    expect(rows[1]!.key).not.toBe(rows[0]!.key);
     expect(await ids(1)).toEqual(["b", "d"]);
+    // Orders are announced on the bus, not through the Postgres outbox.
+    expect(
+      await pg(
+        "SELECT 1 FROM outbox WHERE payload->>'pixelId' = $1 AND topic IN ('orders.changed', 'identity.observed')",
+        [px.pixelId],
+      ),
+    ).toEqual([]);
 
     // Only rejects: nothing to announce.
     await syncOk(px, "orders", [order("f", { updatedAt: "yesterday" })]);
-    expect(await outbox()).toHaveLength(2);
+    expect(await notices()).toHaveLength(2);
   });
 });
 
