@@ -277,8 +277,15 @@ SETTINGS join_use_nulls = 0${once ? ", enable_materialized_cte = 1" : ""}`,
       return p;
     };
     let next: Promise<BatchColumns | []> | null = started(this.readBatch(where, params, cursor, batch));
-    // The count is for progress only: it runs once the first read is done, beside the computing.
-    const total = started(next.then(() => this.count(scope, base.timezone)));
+    // The count is for progress only: it runs once the first read is done, beside the computing —
+    // unless that read, from the start of the scope, came back short of a batch: then it read the
+    // whole scope, and another scan of it would only take the cores from the computing.
+    const total = started(
+      next.then((cols) => {
+        const n = cols[0]?.length ?? 0;
+        return cursor === "" && n < batch ? n : this.count(scope, base.timezone);
+      }),
+    );
     let writing: Promise<void> = Promise.resolve();
     // The first report, with the total, goes out before the first write (or at the end when nothing
     // is in scope); then one after each write.

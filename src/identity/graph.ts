@@ -28,10 +28,12 @@ export interface Applied {
 /**
  * What the graph holds for a batch, in one round trip: the identity of each alias ($2 types, $3
  * values) of pixel $1, then (alias columns null) which of the ids $4 already name an identity. Each
- * alias is one primary-key probe, whatever the planner believes of the table: embedded Postgres runs
- * no autovacuum, so without statistics it took `pixel_id = $1` for a few rows and hashed every alias
- * of the pixel instead (8.6 ms per batch at 21,000 aliases, growing with the graph until its guess
- * flipped); a LATERAL subquery with a LIMIT cannot be flattened into that hash join.
+ * alias and each id is one index probe (the primary key; the canonical_id index), whatever the
+ * planner believes of the table: embedded Postgres runs no autovacuum, so without statistics it took
+ * `pixel_id = $1` for a few rows and read every alias of the pixel instead — for the aliases a hash
+ * of them all (8.6 ms per batch at 21,000 aliases), for a batch of thousands of ids a scan filtering
+ * them all (78 ms per 5,000 ids at 345,000 aliases): a cost growing with the graph. A LATERAL
+ * subquery with a LIMIT cannot be flattened into such a join.
  */
 export const GRAPH_LOOKUP_SQL = `SELECT x.t AS alias_type, x.v AS alias_value, a.canonical_id
 FROM unnest($2::text[], $3::text[]) AS x(t, v)
@@ -40,7 +42,11 @@ CROSS JOIN LATERAL (
   WHERE pixel_id = $1 AND alias_type = x.t AND alias_value = x.v LIMIT 1
 ) AS a
 UNION ALL
-SELECT DISTINCT NULL, NULL, canonical_id FROM identity_aliases WHERE pixel_id = $1 AND canonical_id = ANY($4::text[])`;
+SELECT NULL, NULL, y.id
+FROM unnest($4::text[]) AS y(id)
+CROSS JOIN LATERAL (
+  SELECT 1 FROM identity_aliases WHERE pixel_id = $1 AND canonical_id = y.id LIMIT 1
+) AS n`;
 
 /**
  * The identity graph of record (Postgres `identity_aliases`): alias → identity, and `canonical`
