@@ -6,10 +6,12 @@
  *   o1…o4 folded long ago, first seen 31 days ago → forgotten (prune returns 4)
  *   y1 folded, first seen 29 days ago             → kept (inside the 30-day window)
  * Afterwards a copy of a1 or y1 is a duplicate, a copy of o1 is fresh again, b1 is still in flight.
+ * And the fold reaches the leased rows through the lease index, never by reading every id of the
+ * window, on a table without statistics (embedded Postgres gathers none).
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SqlDedupStore } from "../../src/stores/dedup/sql.js";
+import { FOLD_SQL, SqlDedupStore } from "../../src/stores/dedup/sql.js";
 import { readMigrations, SQL_DIR } from "../../src/stores/migrations.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
 import { sqlAdapters } from "../helpers/stores.js";
@@ -27,6 +29,18 @@ for (const adapter of sqlAdapters) {
       for (const m of readMigrations(join(SQL_DIR, "postgres"))) await sql.exec(m.sql);
     });
     afterAll(() => close?.());
+
+    it("finds the rows to fold through the lease index, not by reading every id", async () => {
+      await sql.query(
+        `INSERT INTO dedup_ids (pixel_id, event_id, first_seen, lease_until, lease_token, lease_owner, reclaimed)
+         SELECT 'plan', 'e' || i, now(), NULL, NULL, NULL, false FROM generate_series(1, 50000) AS i`,
+      );
+      const { rows } = await sql.query<{ "QUERY PLAN": string }>(`EXPLAIN ${FOLD_SQL}`, [1000]);
+      const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
+      expect(plan).toContain("dedup_ids_lease_idx");
+      expect(plan).not.toMatch(/Seq Scan on dedup_ids/);
+      await sql.query("DELETE FROM dedup_ids WHERE pixel_id = 'plan'");
+    });
 
     it("folds committed groups, keeps open leases, forgets ids past the window, a chunk at a time", async () => {
       const dedup = new SqlDedupStore(sql, options);

@@ -28,6 +28,21 @@ export interface SqlDedupOptions extends DedupOptions {
  */
 const PRUNE_CHUNK = 1_000;
 
+/**
+ * One chunk ($1 rows) of acknowledged groups folded into their rows. The rows are found through the
+ * lease index, one committed group at a time (a LATERAL subquery with a LIMIT): embedded Postgres
+ * keeps no statistics, and the plain join of the two tables was planned as a scan of every id of the
+ * window hashed against the commits — 40 ms per chunk at 1M ids, 400 at 10M, for each of the hundreds
+ * of chunks a minute of ingestion leaves. The outer conditions are checked again on a row changed
+ * since the chunk was picked.
+ */
+export const FOLD_SQL = `UPDATE dedup_ids d SET lease_until = NULL, lease_token = NULL, lease_owner = NULL, reclaimed = false
+FROM dedup_commits c
+WHERE d.lease_token = c.lease_token AND d.ctid = ANY(ARRAY(
+  SELECT p.ctid FROM dedup_commits c2
+  CROSS JOIN LATERAL (SELECT d2.ctid FROM dedup_ids d2 WHERE d2.lease_token = c2.lease_token LIMIT $1) AS p
+  LIMIT $1))`;
+
 const COMMITTED =
   "(d.lease_until IS NULL OR EXISTS (SELECT 1 FROM dedup_commits c WHERE c.lease_token = d.lease_token))";
 
@@ -162,15 +177,7 @@ export class SqlDedupStore implements DedupStore {
    */
   async prune(): Promise<number> {
     const chunk = this.options.pruneChunk ?? PRUNE_CHUNK;
-    // The outer conditions are checked again on a row changed since the chunk was picked.
-    await this.inChunks(
-      `UPDATE dedup_ids d SET lease_until = NULL, lease_token = NULL, lease_owner = NULL, reclaimed = false
-       FROM dedup_commits c
-       WHERE d.lease_token = c.lease_token AND d.ctid = ANY(ARRAY(
-         SELECT d2.ctid FROM dedup_ids d2 JOIN dedup_commits c2 ON c2.lease_token = d2.lease_token LIMIT $1))`,
-      [chunk],
-      chunk,
-    );
+    await this.inChunks(FOLD_SQL, [chunk], chunk);
     await this.sql.query(
       "DELETE FROM dedup_commits c WHERE NOT EXISTS (SELECT 1 FROM dedup_ids d WHERE d.lease_token = c.lease_token)",
     );
