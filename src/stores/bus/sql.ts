@@ -10,6 +10,69 @@ import {
   type ReadOptions,
 } from "./port.js";
 
+/*
+ * Embedded Postgres gathers no statistics, and a stream keeps every message for the retention period
+ * (7 days: millions of messages on a busy ingest). So the statements below reach messages only through
+ * the primary key's range from a group's position (`id > (SELECT …)`: an index condition, where a join
+ * to the group's row was a filter over every message of the stream — a read took 140–400 ms with 300,000
+ * messages kept) or one probe per pending id (a LATERAL subquery with a LIMIT, which the planner cannot
+ * turn into a scan). `test/integration/bus-plans.test.ts` checks the plans.
+ */
+
+/**
+ * What a group owes: messages after its position, and those it was handed and has not acknowledged
+ * (always at or before its position). A group with no row yet owes every message still kept.
+ */
+export const BACKLOG_SQL = `WITH last AS (
+  SELECT coalesce((SELECT last_id FROM bus_groups WHERE stream = $1 AND group_name = $2), 0) AS id
+),
+owed AS (
+  SELECT m.created_at FROM bus_messages m WHERE m.stream = $1 AND m.id > (SELECT id FROM last)
+  UNION ALL
+  SELECT m.created_at FROM bus_pending p
+  CROSS JOIN LATERAL (
+    SELECT created_at FROM bus_messages m WHERE m.stream = $1 AND m.id = p.id LIMIT 1
+  ) AS m
+  WHERE p.stream = $1 AND p.group_name = $2 AND p.id <= (SELECT id FROM last)
+)
+SELECT count(*)::text AS messages, (extract(epoch FROM min(created_at)) * 1000)::bigint::text AS oldest
+FROM owed`;
+
+/**
+ * One read (see `readOnce`): $1 stream, $2 group, $3 consumer, $4 claim idle seconds, $5 count.
+ * A null row when the group has no row.
+ */
+export const READ_SQL = `WITH g AS (
+  SELECT last_id FROM bus_groups WHERE stream = $1 AND group_name = $2 FOR UPDATE
+),
+claimed AS (
+  UPDATE bus_pending p SET consumer = $3, delivered_at = clock_timestamp(), deliveries = p.deliveries + 1
+  FROM (SELECT id FROM bus_pending
+        WHERE stream = $1 AND group_name = $2 AND delivered_at <= clock_timestamp() - make_interval(secs => $4)
+          AND EXISTS (SELECT 1 FROM g)
+        ORDER BY id LIMIT $5) c
+  WHERE p.stream = $1 AND p.group_name = $2 AND p.id = c.id
+    AND p.delivered_at <= clock_timestamp() - make_interval(secs => $4)
+  RETURNING p.id, p.deliveries
+),
+fresh AS (
+  INSERT INTO bus_pending (stream, group_name, id, consumer, delivered_at, deliveries)
+  SELECT $1, $2, m.id, $3, clock_timestamp(), 1 FROM bus_messages m
+  WHERE m.stream = $1 AND m.id > (SELECT last_id FROM g) ORDER BY m.id
+  LIMIT greatest(0, $5 - (SELECT count(*) FROM claimed))
+  RETURNING id, deliveries
+),
+moved AS (
+  UPDATE bus_groups SET last_id = (SELECT max(id) FROM fresh)
+  WHERE stream = $1 AND group_name = $2 AND EXISTS (SELECT 1 FROM fresh)
+),
+handed AS (SELECT id, deliveries FROM claimed UNION ALL SELECT id, deliveries FROM fresh)
+SELECT m.id AS n, m.id::text AS id, m.key, m.payload, h.deliveries
+FROM handed h JOIN bus_messages m ON m.stream = $1 AND m.id = h.id
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL WHERE NOT EXISTS (SELECT 1 FROM g)
+ORDER BY n`;
+
 /** A consumer group's key in the set of groups a process has made sure of. */
 const groupName = (stream: string, group: string) => `${stream}\u0000${group}`;
 
@@ -98,39 +161,7 @@ export class SqlBus implements Bus {
       key: string;
       payload: string;
       deliveries: number;
-    }>(
-      `WITH g AS (
-         SELECT last_id FROM bus_groups WHERE stream = $1 AND group_name = $2 FOR UPDATE
-       ),
-       claimed AS (
-         UPDATE bus_pending p SET consumer = $3, delivered_at = clock_timestamp(), deliveries = p.deliveries + 1
-         FROM (SELECT id FROM bus_pending
-               WHERE stream = $1 AND group_name = $2 AND delivered_at <= clock_timestamp() - make_interval(secs => $4)
-                 AND EXISTS (SELECT 1 FROM g)
-               ORDER BY id LIMIT $5) c
-         WHERE p.stream = $1 AND p.group_name = $2 AND p.id = c.id
-           AND p.delivered_at <= clock_timestamp() - make_interval(secs => $4)
-         RETURNING p.id, p.deliveries
-       ),
-       fresh AS (
-         INSERT INTO bus_pending (stream, group_name, id, consumer, delivered_at, deliveries)
-         SELECT $1, $2, m.id, $3, clock_timestamp(), 1 FROM bus_messages m, g
-         WHERE m.stream = $1 AND m.id > g.last_id ORDER BY m.id
-         LIMIT greatest(0, $5 - (SELECT count(*) FROM claimed))
-         RETURNING id, deliveries
-       ),
-       moved AS (
-         UPDATE bus_groups SET last_id = (SELECT max(id) FROM fresh)
-         WHERE stream = $1 AND group_name = $2 AND EXISTS (SELECT 1 FROM fresh)
-       ),
-       handed AS (SELECT id, deliveries FROM claimed UNION ALL SELECT id, deliveries FROM fresh)
-       SELECT m.id AS n, m.id::text AS id, m.key, m.payload, h.deliveries
-       FROM handed h JOIN bus_messages m ON m.stream = $1 AND m.id = h.id
-       UNION ALL
-       SELECT NULL, NULL, NULL, NULL, NULL WHERE NOT EXISTS (SELECT 1 FROM g)
-       ORDER BY n`,
-      [stream, group, consumer, idleSeconds, count],
-    );
+    }>(READ_SQL, [stream, group, consumer, idleSeconds, count]);
     if (rows.some((r) => r.id === null)) return null;
     return rows.map((r) => ({
       id: r.id as string,
@@ -186,14 +217,10 @@ export class SqlBus implements Bus {
   async backlog(stream: string, group: string): Promise<Backlog> {
     assertBusName("stream", stream);
     assertBusName("group", group);
-    const { rows } = await this.sql.query<{ messages: string; oldest: string | null }>(
-      `SELECT count(*)::text AS messages, (extract(epoch FROM min(m.created_at)) * 1000)::bigint::text AS oldest
-       FROM bus_messages m
-       WHERE m.stream = $1
-         AND (m.id > coalesce((SELECT last_id FROM bus_groups WHERE stream = $1 AND group_name = $2), 0)
-              OR EXISTS (SELECT 1 FROM bus_pending p WHERE p.stream = $1 AND p.group_name = $2 AND p.id = m.id))`,
-      [stream, group],
-    );
+    const { rows } = await this.sql.query<{ messages: string; oldest: string | null }>(BACKLOG_SQL, [
+      stream,
+      group,
+    ]);
     const r = rows[0];
     return { messages: Number(r?.messages ?? 0), oldestAt: r?.oldest == null ? null : Number(r.oldest) };
   }
