@@ -42,7 +42,30 @@ export function histories(rows: readonly CogLineRow[]): { manual: CogLine[]; sto
   return { manual, store };
 }
 
-/** Facts of the given variants of a pixel, keyed by `variantKey`; unknown variants are absent. */
+/** Variants $2 (product ids) / $3 (variant ids) of pixel $1, one primary-key probe each. */
+export const VARIANT_FACTS_SQL = `SELECT v.product_id, v.variant_id, v.currency, v.current_price, v.handling_fee
+FROM unnest($2::text[], $3::text[]) AS k(p, v)
+CROSS JOIN LATERAL (
+  SELECT product_id, variant_id, currency, current_price::text AS current_price,
+    handling_fee::text AS handling_fee
+  FROM variants WHERE pixel_id = $1 AND product_id = k.p AND variant_id = k.v LIMIT 1
+) AS v`;
+
+/** Their COG lines, one index probe per variant (OFFSET 0 keeps the subquery a subquery: a variant has several lines, so no LIMIT). */
+export const VARIANT_LINES_SQL = `SELECT l.* FROM unnest($2::text[], $3::text[]) AS k(p, v)
+CROSS JOIN LATERAL (
+  SELECT product_id, variant_id, ${COG_LINE_COLUMNS} FROM variant_cost_lines
+  WHERE pixel_id = $1 AND product_id = k.p AND variant_id = k.v OFFSET 0
+) AS l`;
+
+/**
+ * Facts of the given variants of a pixel, keyed by `variantKey`; unknown variants are absent.
+ *
+ * Each variant is one index probe (a LATERAL subquery the planner cannot turn into a join): embedded
+ * Postgres gathers no statistics, and `(product_id, variant_id) IN (…)` over a batch's thousand
+ * variants was planned as a read of the pixel's whole catalog hashed against them (111 ms for 1,000
+ * of 200,000 variants, growing with the catalog; the probes take what the thousand rows take).
+ */
 export async function loadVariantCostFacts(
   sql: SqlExecutor,
   pixelId: string,
@@ -50,21 +73,21 @@ export async function loadVariantCostFacts(
 ): Promise<Map<string, VariantCostFacts>> {
   const out = new Map<string, VariantCostFacts>();
   if (keys.length === 0) return out;
-  const params = [pixelId, keys.map((k) => k.productId), keys.map((k) => k.variantId)];
-  const wanted = "(product_id, variant_id) IN (SELECT unnest($2::text[]), unnest($3::text[]))";
+  const unique = new Map(keys.map((k) => [variantKey(k), k]));
+  const params = [
+    pixelId,
+    [...unique.values()].map((k) => k.productId),
+    [...unique.values()].map((k) => k.variantId),
+  ];
   const { rows: variants } = await sql.query<{
     product_id: string;
     variant_id: string;
     currency: string;
     current_price: string;
     handling_fee: string;
-  }>(
-    `SELECT product_id, variant_id, currency, current_price::text AS current_price, handling_fee::text AS handling_fee
-     FROM variants WHERE pixel_id = $1 AND ${wanted}`,
-    params,
-  );
+  }>(VARIANT_FACTS_SQL, params);
   const { rows: lines } = await sql.query<CogLineRow & { product_id: string; variant_id: string }>(
-    `SELECT product_id, variant_id, ${COG_LINE_COLUMNS} FROM variant_cost_lines WHERE pixel_id = $1 AND ${wanted}`,
+    VARIANT_LINES_SQL,
     params,
   );
   const linesOf = new Map<string, CogLineRow[]>();
