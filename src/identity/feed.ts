@@ -28,10 +28,11 @@ export class IdentityFeed {
     pixelId: string,
     groups: readonly (readonly Alias[])[],
   ): { ids: string[]; payload: SightingsPayload | null } {
-    const ids = this.assigner.assign(pixelId, groups);
+    const minted = new Set<string>();
+    const ids = this.assigner.assign(pixelId, groups, minted);
     // Repeat visitors whose aliases are all filed under the id they got add nothing to publish.
     const news = groups.map((g, i) => (this.assigner.known(pixelId, g, ids[i]!) ? [] : g));
-    return { ids, payload: sightingsPayload(pixelId, news, ids) };
+    return { ids, payload: sightingsPayload(pixelId, news, ids, minted) };
   }
 
   async publish(payloads: readonly SightingsPayload[]): Promise<void> {
