@@ -47,11 +47,8 @@ export class IdentityAssigner {
     return true;
   }
 
-  /**
-   * An id per group of aliases ('' for a group without any), index-aligned; groups sharing an alias
-   * share the id. Ids made new here are added to `minted` when given.
-   */
-  assign(pixelId: string, groups: readonly (readonly Alias[])[], minted?: Set<string>): string[] {
+  /** An id per group of aliases ('' for a group without any), index-aligned; groups sharing an alias share the id. */
+  assign(pixelId: string, groups: readonly (readonly Alias[])[]): string[] {
     // Components of groups linked by a shared alias (union-find over group indexes).
     const parent = groups.map((_, i) => i);
     const find = (i: number): number => {
@@ -88,7 +85,6 @@ export class IdentityAssigner {
       if (id === undefined) {
         id = this.newId();
         idOf.set(c, id);
-        minted?.add(id);
       }
       return id;
     });

@@ -28,11 +28,10 @@ export class IdentityFeed {
     pixelId: string,
     groups: readonly (readonly Alias[])[],
   ): { ids: string[]; payload: SightingsPayload | null } {
-    const minted = new Set<string>();
-    const ids = this.assigner.assign(pixelId, groups, minted);
+    const ids = this.assigner.assign(pixelId, groups);
     // Repeat visitors whose aliases are all filed under the id they got add nothing to publish.
     const news = groups.map((g, i) => (this.assigner.known(pixelId, g, ids[i]!) ? [] : g));
-    return { ids, payload: sightingsPayload(pixelId, news, ids, minted) };
+    return { ids, payload: sightingsPayload(pixelId, news, ids) };
   }
 
   async publish(payloads: readonly SightingsPayload[]): Promise<void> {

@@ -65,11 +65,11 @@ export class IdentityGraph {
   apply(
     pixelId: string,
     sightings: readonly Sighting[],
-    options: { repair?: boolean; minted?: ReadonlySet<string> } = {},
+    options: { repair?: boolean } = {},
   ): Promise<Applied> {
     return this.sql.transaction(async (tx) => {
       await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`identity:${pixelId}`]);
-      const known = await this.load(tx, pixelId, sightings, options.minted ?? new Set());
+      const known = await this.load(tx, pixelId, sightings);
       const change = resolveSightings(sightings, known);
       const links = await this.store(tx, pixelId, change);
       if (options.repair) links.push(...(await this.identitiesOf(tx, pixelId, change)));
@@ -101,22 +101,7 @@ export class IdentityGraph {
     }));
   }
 
-  /**
-   * What the graph holds for the sightings' aliases and assigned ids. An id in `minted` (made new by
-   * the write path for these sightings) is not looked up: it can be in the graph only if another
-   * sighting carrying it was filed first, and a write path hands an id it made on only to groups
-   * sharing an alias with the groups it was made for — so that filing put one of these sightings'
-   * own aliases under the id's identity, and the union below reaches that identity through the alias
-   * as it would through the id: the same identities and roots, at most the id's link written to the
-   * warehouse once more as it already is (an import's batch: 5,000 of its 20,000 alias probes, and the
-   * 5,000 index probes of the named-id check, spared).
-   */
-  private async load(
-    tx: SqlExecutor,
-    pixelId: string,
-    sightings: readonly Sighting[],
-    minted: ReadonlySet<string>,
-  ): Promise<KnownGraph> {
+  private async load(tx: SqlExecutor, pixelId: string, sightings: readonly Sighting[]): Promise<KnownGraph> {
     const types: string[] = [];
     const values: string[] = [];
     const seen = new Set<string>();
@@ -130,7 +115,7 @@ export class IdentityGraph {
     const assigned = new Set<string>();
     for (const s of sightings) {
       for (const a of s.aliases) ask(a.type, a.value);
-      if (s.assigned && !minted.has(s.assigned)) {
+      if (s.assigned) {
         ask("canonical", s.assigned);
         assigned.add(s.assigned);
       }

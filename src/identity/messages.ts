@@ -8,22 +8,18 @@ const ALIAS_TYPES = ["identity", "email", "user", "store", "customer", "order", 
 
 /**
  * One message: a pixel's sightings, each `[assigned id, type, value, type, value, …]` (compact: a
- * busy group of events carries thousands), when the write path published it (epoch ms), and which
- * assigned ids it made new for these very sightings (`minted`, absent when none).
+ * busy group of events carries thousands), and when the write path published it (epoch ms).
  */
 const payloadSchema = z.object({
   pixelId: z.string().min(1),
   at: z.number(),
   sightings: z.array(z.array(z.string()).min(1)),
-  minted: z.array(z.string()).optional(),
 });
 
 export interface SightingsMessage {
   pixelId: string;
   at: number;
   sightings: Sighting[];
-  /** Assigned ids made new for this message (see IdentityGraph.apply). */
-  minted: string[];
 }
 
 /** The payload of the sightings of one pixel; identical sightings are sent once. */
@@ -31,8 +27,7 @@ export function sightingsPayload(
   pixelId: string,
   groups: readonly (readonly Alias[])[],
   assigned: readonly string[],
-  minted: ReadonlySet<string> = new Set(),
-): { pixelId: string; at: number; sightings: string[][]; minted?: string[] } | null {
+): { pixelId: string; at: number; sightings: string[][] } | null {
   const seen = new Set<string>();
   const sightings: string[][] = [];
   groups.forEach((g, i) => {
@@ -43,11 +38,7 @@ export function sightingsPayload(
     seen.add(key);
     sightings.push(row);
   });
-  if (sightings.length === 0) return null;
-  const made = [...new Set(sightings.map((s) => s[0]!))].filter((id) => minted.has(id));
-  return made.length
-    ? { pixelId, at: Date.now(), sightings, minted: made }
-    : { pixelId, at: Date.now(), sightings };
+  return sightings.length ? { pixelId, at: Date.now(), sightings } : null;
 }
 
 /** A message read back; null when it is not one (written by someone else, or malformed). */
@@ -66,10 +57,5 @@ export function parseSightings(payload: unknown): SightingsMessage | null {
     }
     sightings.push({ assigned, aliases });
   }
-  return {
-    pixelId: parsed.data.pixelId,
-    at: parsed.data.at,
-    sightings,
-    minted: parsed.data.minted ?? [],
-  };
+  return { pixelId: parsed.data.pixelId, at: parsed.data.at, sightings };
 }

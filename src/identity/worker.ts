@@ -10,25 +10,6 @@ import { IDENTITY_STREAM, parseSightings, type SightingsMessage } from "./messag
 
 export const IDENTITY_GROUP = "identity";
 
-/**
- * The ids the graph need not look up for a batch of one pixel's messages: those a message minted,
- * unless a sighting of another message of the batch carries them too (a write path reused the id
- * before the first message was filed); those are looked up as any other.
- */
-export function mintedHere(messages: readonly SightingsMessage[]): Set<string> {
-  const mintedBy = new Map<string, number>();
-  messages.forEach((m, i) => {
-    for (const id of m.minted) mintedBy.set(id, i);
-  });
-  messages.forEach((m, i) => {
-    for (const s of m.sightings) {
-      const by = mintedBy.get(s.assigned);
-      if (by !== undefined && by !== i) mintedBy.delete(s.assigned);
-    }
-  });
-  return new Set(mintedBy.keys());
-}
-
 export interface IdentityLag {
   /** Sightings messages published and not yet filed. */
   messages: number;
@@ -123,9 +104,8 @@ export class IdentityWorker {
     let failed = 0;
     for (const [pixelId, { ids, parsed, repair }] of byPixel) {
       const sightings = parsed.flatMap((p) => p.sightings);
-      const minted = mintedHere(parsed);
       try {
-        const { change, links } = await this.graph.apply(pixelId, sightings, { repair, minted });
+        const { change, links } = await this.graph.apply(pixelId, sightings, { repair });
         // After the commit, outside the transaction (embedded Postgres is one connection, and ingest
         // waits on it): if this insert fails the messages stay pending and come back in repair mode.
         if (links.length) {
