@@ -35,7 +35,7 @@ for (const adapter of sqlAdapters) {
         `INSERT INTO dedup_ids (pixel_id, event_id, first_seen, lease_until, lease_token, lease_owner, reclaimed)
          SELECT 'plan', 'e' || i, now(), NULL, NULL, NULL, false FROM generate_series(1, 50000) AS i`,
       );
-      const { rows } = await sql.query<{ "QUERY PLAN": string }>(`EXPLAIN ${FOLD_SQL}`, [1000]);
+      const { rows } = await sql.query<{ "QUERY PLAN": string }>(`EXPLAIN ${FOLD_SQL}`, [1000, ""]);
       const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
       expect(plan).toContain("dedup_ids_lease_idx");
       expect(plan).not.toMatch(/Seq Scan on dedup_ids/);
