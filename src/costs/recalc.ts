@@ -478,8 +478,10 @@ const MAX_EARLY_DELIVERIES = 5;
 
 /**
  * The worker: one consumer group (`cogs-recalc`) on the `orders.changed` and `costs.changed` bus
- * streams (the relay moves both outbox topics there, src/events/topics.ts). A handler that throws
- * leaves its message pending for redelivery; a message's checkpoint key is its outbox key, so a
+ * streams (SyncService publishes the first, the relay moves `costs.changed` outbox rows to the
+ * second, src/events/topics.ts). A handler that throws leaves its message pending for redelivery; a
+ * message's checkpoint key is its producer's key (the outbox row id, or the ULID SyncService gave
+ * the notice), so a
  * restarted recalculation resumes after its last committed batch.
  */
 export class RecalcWorker {

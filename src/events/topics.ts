@@ -17,7 +17,8 @@ export const TOPIC_STREAMS: Readonly<Record<string, TopicRoute>> = {
   // Internal: per-order cost recalculation after cost changes; consumed by the recalculation worker.
   "costs.changed": { stream: "costs.changed" },
   // Orders and their sightings are published on the bus directly by SyncService; these two routes
-  // still deliver rows that a version writing them to the outbox left unpublished.
+  // still deliver rows that a version writing them to the outbox left unpublished, and they are how
+  // the relay's housekeeping knows to trim the two streams: keep them.
   "orders.changed": { stream: "orders.changed" },
   "identity.observed": { stream: "identity.observed" },
 };

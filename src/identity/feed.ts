@@ -9,8 +9,8 @@ export type SightingsPayload = NonNullable<ReturnType<typeof sightingsPayload>>;
 
 /**
  * The write paths' entry to identity: ids assigned in memory, sightings published for the worker.
- * Ingest publishes straight to the bus, before its warehouse write (its change is not in SQL, so an
- * outbox row would buy nothing); a sighting of a write that then fails files aliases nobody stored,
+ * Ingest and sync publish straight to the bus, before their warehouse write (their change is not in
+ * SQL, so an outbox row would buy nothing); a sighting of a write that then fails files aliases nobody stored,
  * which is harmless, whereas one published after the write could be lost with the process.
  */
 export class IdentityFeed {

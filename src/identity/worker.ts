@@ -32,8 +32,8 @@ export interface IdentityWorkerOptions {
 const DELAYS_KEPT = 10_000;
 
 /**
- * The identity graph as derived state: consumes the sightings the write paths publish (ingest
- * directly, sync through the outbox), files them per pixel (IdentityGraph) and writes the changed
+ * The identity graph as derived state: consumes the sightings the write paths publish (ingest and
+ * sync, on the bus directly), files them per pixel (IdentityGraph) and writes the changed
  * links to the warehouse, where queries resolve every stored id in one hop. At-least-once and
  * idempotent: a sighting filed twice changes nothing the second time. A batch is acknowledged only
  * after its links are in the warehouse; a pixel that fails leaves its messages pending, and a message

@@ -33,6 +33,16 @@ import {
 
 type Counts = Omit<SyncResult, "rejected">;
 
+/**
+ * Waits for every promise, then fails with the first failure: the batch's lock is not released
+ * while a write it started is still under way.
+ */
+async function allDone(work: readonly (Promise<unknown> | null)[]): Promise<void> {
+  const settled = await Promise.allSettled(work);
+  const failed = settled.find((r) => r.status === "rejected");
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+}
+
 /** The bus stream that tells the cost recalculation which orders were written. */
 export const ORDERS_CHANGED_STREAM = "orders.changed";
 const none = (): Counts => ({ accepted: 0, updated: 0, unchanged: 0 });
@@ -199,13 +209,13 @@ export class SyncService {
       // the payload twice more): the per-order cost snapshot (if the write fails the idempotent
       // worker finds nothing to do, whereas a notice lost after the write would never come back — a
       // retry sees the orders as unchanged) and the orders' sightings for the identity worker.
-      await Promise.all([
+      await allDone([
         this.bus.publish(ORDERS_CHANGED_STREAM, [
           { key: this.noticeKey(), payload: { pixelId, orderIds: write.map((o) => o.id) } },
         ]),
         payload ? this.identity.publish([payload]) : null,
       ]);
-      await Promise.all([
+      await allDone([
         this.warehouse.insert("orders", rows),
         this.warehouse.insert(
           "order_lines",

@@ -8,7 +8,7 @@
 export interface BusMessage {
   /** Position in the stream (opaque, increasing); what `ack` takes. */
   id: string;
-  /** The producer's idempotency key (the outbox row id): the same on every copy of a message. */
+  /** The producer's idempotency key (an outbox row id, or a ULID): the same on every copy of a message. */
   key: string;
   payload: unknown;
   /** How many times this group has handed the message out, this delivery included. */
