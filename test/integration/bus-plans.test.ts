@@ -12,21 +12,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKLOG_SQL, READ_SQL, SqlBus } from "../../src/stores/bus/sql.js";
-import type { SqlStore } from "../../src/stores/sql/port.js";
+import type { SqlStore, SqlValue } from "../../src/stores/sql/port.js";
 import { applyEventsSchema } from "../helpers/bus.js";
+import { explainNodes, rowsOn } from "../helpers/plans.js";
 import { type Opened, sqlAdapters } from "../helpers/stores.js";
 
 const KEPT = 50_000;
-
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  "Actual Rows"?: number;
-  "Actual Loops"?: number;
-  Plans?: PlanNode[];
-}
-const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
 
 for (const adapter of sqlAdapters) {
   describe.skipIf(!adapter.available)(`SQL bus plans: ${adapter.name}`, () => {
@@ -35,23 +26,13 @@ for (const adapter of sqlAdapters) {
     const stream = `plans-${adapter.name}`;
 
     /** Rows each node of the statement's plan produced, over all its loops, on bus_messages. */
-    async function messagesTouched(text: string, params: unknown[]): Promise<number[]> {
+    async function messagesTouched(text: string, params: SqlValue[]): Promise<number[]> {
       // EXPLAIN ANALYZE runs the statement (a read moves the group): in a transaction rolled back.
       const rollback = new Error("rollback");
       let touched: number[] = [];
       await sql
         .transaction(async (tx) => {
-          const { rows } = await tx.query<{ "QUERY PLAN": [{ Plan: PlanNode }] | string }>(
-            `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
-            params as never,
-          );
-          const raw = rows[0]!["QUERY PLAN"];
-          const plan = (typeof raw === "string" ? JSON.parse(raw) : raw)[0].Plan as PlanNode;
-          touched = nodes(plan)
-            .filter(
-              (n) => n["Relation Name"] === "bus_messages" || n["Index Name"]?.startsWith("bus_messages"),
-            )
-            .map((n) => (n["Actual Rows"] ?? 0) * (n["Actual Loops"] ?? 1));
+          touched = rowsOn(await explainNodes(tx, text, params, true), "bus_messages");
           throw rollback;
         })
         .catch((err: unknown) => {

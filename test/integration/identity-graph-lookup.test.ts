@@ -14,17 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GRAPH_LOOKUP_SQL, IdentityGraph } from "../../src/identity/graph.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
 import { applyEventsSchema } from "../helpers/bus.js";
+import { explainNodes, type PlanNode } from "../helpers/plans.js";
 import { type Opened, sqlAdapters } from "../helpers/stores.js";
 
 const ALIASES = 30_000;
-
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  Plans?: PlanNode[];
-}
-const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
 
 for (const adapter of sqlAdapters) {
   describe.skipIf(!adapter.available)(`identity alias lookup: ${adapter.name}`, () => {
@@ -44,14 +37,8 @@ for (const adapter of sqlAdapters) {
       await opened?.close();
     });
 
-    const planOf = async (values: string[], ids: string[]) => {
-      const { rows } = await sql.query<{ "QUERY PLAN": [{ Plan: PlanNode }] | string }>(
-        `EXPLAIN (FORMAT JSON) ${GRAPH_LOOKUP_SQL}`,
-        ["px", values.map(() => "email"), values, ids],
-      );
-      const raw = rows[0]!["QUERY PLAN"];
-      return nodes((typeof raw === "string" ? JSON.parse(raw) : raw)[0].Plan as PlanNode);
-    };
+    const planOf = (values: string[], ids: string[]) =>
+      explainNodes(sql, GRAPH_LOOKUP_SQL, ["px", values.map(() => "email"), values, ids]);
     const expectProbes = (all: PlanNode[]) => {
       expect(all.some((n) => n["Node Type"].includes("Hash"))).toBe(false);
       const onAliases = all.filter((n) => n["Relation Name"] === "identity_aliases");

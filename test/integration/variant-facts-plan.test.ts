@@ -16,17 +16,10 @@ import { variantKey } from "../../src/costs/resolve.js";
 import { loadVariantCostFacts, VARIANT_FACTS_SQL, VARIANT_LINES_SQL } from "../../src/products/facts.js";
 import { readMigrations, SQL_DIR } from "../../src/stores/migrations.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
+import { explainNodes, rowsOn } from "../helpers/plans.js";
 import { type Opened, sqlAdapters } from "../helpers/stores.js";
 
 const VARIANTS = 20_000;
-
-interface PlanNode {
-  "Relation Name"?: string;
-  "Actual Rows"?: number;
-  "Actual Loops"?: number;
-  Plans?: PlanNode[];
-}
-const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
 
 for (const adapter of sqlAdapters) {
   describe.skipIf(!adapter.available)(`variant cost facts: ${adapter.name}`, () => {
@@ -78,15 +71,7 @@ for (const adapter of sqlAdapters) {
     it("probes an index per variant instead of reading the catalog", async () => {
       const params = ["px", asked.map((k) => k.productId), asked.map((k) => k.variantId)];
       for (const text of [VARIANT_FACTS_SQL, VARIANT_LINES_SQL]) {
-        const { rows } = await sql.query<{ "QUERY PLAN": [{ Plan: PlanNode }] | string }>(
-          `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
-          params,
-        );
-        const raw = rows[0]!["QUERY PLAN"];
-        const plan = (typeof raw === "string" ? JSON.parse(raw) : raw)[0].Plan as PlanNode;
-        const touched = nodes(plan)
-          .filter((n) => n["Relation Name"] === "variants" || n["Relation Name"] === "variant_cost_lines")
-          .map((n) => (n["Actual Rows"] ?? 0) * (n["Actual Loops"] ?? 1));
+        const touched = rowsOn(await explainNodes(sql, text, params, true), "variants", "variant_cost_lines");
         expect(touched.length).toBeGreaterThan(0);
         expect(Math.max(...touched)).toBeLessThanOrEqual(600);
       }
