@@ -3,7 +3,7 @@
  * generated realistic orders in a JSON Lines file, run as a child process on a fresh embedded store,
  * with its peak RSS; against a bare baseline in the same run: the same file read, JSON.parse'd, turned
  * into the same rows (orderRow / orderLineRows) and inserted straight into a fresh chDB warehouse in
- * batches of 100,000, with no validation, versions, identity graph or outbox. One summary line on
+ * batches of 100,000, with no validation, versions, identity graph or bus messages. One summary line on
  * stdout; details on stderr.
  */
 import { spawn } from "node:child_process";
