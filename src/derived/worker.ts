@@ -2,6 +2,7 @@ import { PollingLoop } from "../events/loop.js";
 import type { Logger } from "../log.js";
 import { consumerProcessed } from "../metrics.js";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
+import { PixelBackoff } from "./backoff.js";
 import {
   COHORT_BUILDS_DUE_SQL,
   COHORT_MIN_INTERVAL_MS,
@@ -99,15 +100,12 @@ const WATERMARKS = `SELECT pixel_id, max(watermark) AS w,
 export class DerivedWorker {
   private readonly loop: PollingLoop;
   private readonly delays: number[] = [];
-  /**
-   * When a pixel's last cohort build failed or found nothing to build (ms since the epoch): not tried
-   * again sooner than the interval (a build may fail every time; an account may want none).
-   */
-  private readonly cohortWaits = new Map<string, number>();
+  /** Pixels whose last cohort build failed or found nothing to build (an account may want none). */
+  private readonly cohortWaits = new PixelBackoff(() => this.cohortInterval);
   /** Likewise for a pixel's credit-cell builds (a failed one, or nothing buildable asked)… */
-  private readonly shapeWaits = new Map<string, number>();
+  private readonly shapeWaits = new PixelBackoff(() => this.creditInterval);
   /** …and for the refreshes of its built shapes (a failed one). */
-  private readonly creditWaits = new Map<string, number>();
+  private readonly creditWaits = new PixelBackoff(() => this.creditInterval);
   private rounds = 0;
 
   constructor(
@@ -154,7 +152,7 @@ export class DerivedWorker {
     // the round's.
     try {
       for (const pixelId of await this.cohortBuildsDue()) {
-        if (this.waitingForCohorts(pixelId)) continue;
+        if (this.cohortWaits.waiting(pixelId)) continue;
         await this.options.exclusive(`derived:${pixelId}`, async () => {
           const [at] = await this.warehouse.query<{ version: string; cutoff: string }>(
             `SELECT toString(toUnixTimestamp64Milli(now64(3, 'UTC'))) AS version, toString(${watermarkSql("{pixel:String}")}) AS cutoff`,
@@ -188,7 +186,7 @@ export class DerivedWorker {
       return;
     }
     for (const { pixel_id: pixelId } of pixels) {
-      if (this.waiting(this.shapeWaits, pixelId)) continue;
+      if (this.shapeWaits.waiting(pixelId)) continue;
       try {
         const shapes = await this.creditShapes(pixelId);
         // A key naming no shape (written by another version, or by hand) is never built.
@@ -197,16 +195,16 @@ export class DerivedWorker {
         );
         const wanted = known.slice(0, Math.max(0, MAX_CREDIT_SHAPES - shapes.built.length));
         if (wanted.length === 0) {
-          this.shapeWaits.set(pixelId, Date.now());
+          this.shapeWaits.hold(pixelId);
           continue;
         }
         // One shape per hold of the pixel's lock: its other derived tables are not kept waiting.
         for (const shape of wanted) {
           await this.options.exclusive(`derived:${pixelId}`, () => this.buildShape(pixelId, shape));
         }
-        this.shapeWaits.delete(pixelId);
+        this.shapeWaits.clear(pixelId);
       } catch (err) {
-        this.shapeWaits.set(pixelId, Date.now());
+        this.shapeWaits.hold(pixelId);
         this.options.log?.warn({ err, pixelId }, "credit cells not built; tried again after the interval");
       }
     }
@@ -239,11 +237,6 @@ export class DerivedWorker {
   }
 
   /** Whether `waits` holds a failure (or nothing to build) of the pixel within the cells' interval. */
-  private waiting(waits: Map<string, number>, pixelId: string): boolean {
-    const since = waits.get(pixelId);
-    return since !== undefined && Date.now() - since < this.creditInterval;
-  }
-
   private get creditInterval(): number {
     return this.options.creditIntervalMs ?? CREDIT_MIN_INTERVAL_MS;
   }
@@ -279,12 +272,12 @@ export class DerivedWorker {
       return;
     }
     for (const { pixel_id: pixelId } of pixels) {
-      if (!settling && this.waiting(this.creditWaits, pixelId)) continue;
+      if (!settling && this.creditWaits.waiting(pixelId)) continue;
       try {
         await this.options.exclusive(`derived:${pixelId}`, () => this.refreshCredits(pixelId));
-        this.creditWaits.delete(pixelId);
+        this.creditWaits.clear(pixelId);
       } catch (err) {
-        this.creditWaits.set(pixelId, Date.now());
+        this.creditWaits.hold(pixelId);
         this.options.log?.warn(
           { err, pixelId },
           "credit cells not refreshed; tried again after the interval",
@@ -528,11 +521,6 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
     return this.options.cohortIntervalMs ?? COHORT_MIN_INTERVAL_MS;
   }
 
-  private waitingForCohorts(pixelId: string): boolean {
-    const since = this.cohortWaits.get(pixelId);
-    return since !== undefined && Date.now() - since < this.cohortInterval;
-  }
-
   /**
    * Builds the pixel's cohort cells when they are due (docs/derived-tables.md, "cohort_cells"): none
    * yet, not covering what the pixel's queries ask for, or order rows past the build's cutoff — as
@@ -547,11 +535,11 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
     at: { version: string; cutoff: string },
     settling: boolean,
   ): Promise<void> {
-    if (this.waitingForCohorts(pixelId)) return;
+    if (this.cohortWaits.waiting(pixelId)) return;
     try {
       const target = (await this.options.cohortTarget?.(pixelId)) ?? DEFAULT_COHORT_TARGET;
       if (target.masks.length === 0 || target.timezones.length === 0) {
-        this.cohortWaits.set(pixelId, Date.now());
+        this.cohortWaits.hold(pixelId);
         return;
       }
       const [state] = await this.warehouse.query<{
@@ -609,9 +597,9 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
         ],
         FOREGROUND,
       );
-      this.cohortWaits.delete(pixelId);
+      this.cohortWaits.clear(pixelId);
     } catch (err) {
-      this.cohortWaits.set(pixelId, Date.now());
+      this.cohortWaits.hold(pixelId);
       this.options.log?.warn(
         { err, pixelId },
         "cohort cells not built; cohort queries use the previous build",
