@@ -105,6 +105,24 @@ const WARM_BATCHES_PER_CLIENT = 2;
 const RECOVERY_BATCHES_PER_CLIENT = 2;
 const RECOVERY_TIMEOUT_MS = 45_000;
 
+/**
+ * Starts the service on a free loopback port. A port is free when asked for and taken only when the
+ * service listens: should another process get it in between (an ephemeral port of some connection),
+ * the service exits with EADDRINUSE before it is ready, and it is started again on another port.
+ */
+async function startOnFreePort(env: Record<string, string>): Promise<ServiceProcess> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const service = new ServiceProcess({ ...env, PORT: String(port) }, port);
+    try {
+      await service.start();
+      return service;
+    } catch (err) {
+      if (attempt >= 3 || !String((err as Error).message).includes("EADDRINUSE")) throw err;
+    }
+  }
+}
+
 export function describeFaultScenario(spec: ScenarioSpec, skip: string | undefined): void {
   describe.skipIf(!!skip)(`fault: ${spec.title}`, { timeout: 30_000 }, () => {
     const root = mkdtempSync(join(tmpdir(), `pxh-fault-${spec.name}-`));
@@ -120,10 +138,7 @@ export function describeFaultScenario(spec: ScenarioSpec, skip: string | undefin
       const timeline: string[] = [];
       const note = (text: string) =>
         timeline.push(`${((performance.now() - started) / 1000).toFixed(1)}s ${text}`);
-      const vars: Record<string, string> = {
-        PORT: String(await freePort()),
-        DATA_DIR: join(root, "data"),
-      };
+      const vars: Record<string, string> = { DATA_DIR: join(root, "data") };
       if (spec.stores === "server") {
         const pg = await startOwnPostgres();
         if (typeof pg === "string") throw new Error(pg);
@@ -137,8 +152,7 @@ export function describeFaultScenario(spec: ScenarioSpec, skip: string | undefin
       const env = serviceEnv(vars);
       const { key, eventsDir } = await preparePixel(env, PIXEL_ID);
       note("pixel and key created");
-      service = new ServiceProcess(env, Number(vars.PORT));
-      await service.start();
+      service = await startOnFreePort(env);
       note(`service ready (pid ${service.pid})`);
       const target: Target = { url: service.url, pixelId: PIXEL_ID, key };
       const ledger = new Ledger(DEFAULT_LOAD);
