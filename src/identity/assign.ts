@@ -1,7 +1,27 @@
 import { LRUCache } from "lru-cache";
 import { monotonicFactory } from "ulid";
 import { randomFraction } from "../shared/random.js";
-import { type Alias, aliasKey, type GraphChange, type Sighting } from "./union.js";
+import type { Alias, GraphChange, Sighting } from "./union.js";
+
+/** What this process knows of one alias of a pixel. */
+interface Remembered {
+  /** The identity it last gave or learned for the alias. */
+  id: string;
+  /** The identity the worker filed the alias under (not merely assigned here); undefined until then. */
+  filed: string | undefined;
+}
+
+/** Ids for a batch's groups of aliases, and which groups bring the graph nothing new. */
+export interface Assignment {
+  /** An id per group ('' for a group without aliases), index-aligned. */
+  ids: string[];
+  /**
+   * Per group: every alias is already filed under the identity the group got. Such a group's
+   * sighting need not be published: merges only ever join identities, so what was filed together
+   * stays together.
+   */
+  known: boolean[];
+}
 
 /**
  * The write path's side of identity: an id for each event's or order's aliases, decided in memory
@@ -9,16 +29,19 @@ import { type Alias, aliasKey, type GraphChange, type Sighting } from "./union.j
  * (following merges it learned of), or a new ULID. Whatever it picks, the identity worker files the
  * sighting and links the id to the identity it belongs to, so a stored row resolves in one hop.
  * Aliases sharing a batch share an id, so a request that links identities stores them as one.
+ *
+ * One cache entry per alias holds both what was assigned and what was filed, and each alias's key is
+ * built once per call: every event and order line goes through here on the main thread, and in an
+ * import the cache lookups and their key strings were the largest single cost of that thread.
  */
 export class IdentityAssigner {
-  private readonly ids = new LRUCache<string, string>({ max: 200_000 });
-  /** Alias → identity as the worker filed it (not as this process merely assigned it). */
-  private readonly filed = new LRUCache<string, string>({ max: 200_000 });
+  private readonly aliases = new LRUCache<string, Remembered>({ max: 200_000 });
   /** Identities merged away → their survivor, so remembered ids follow merges at once. */
   private readonly merged = new LRUCache<string, string>({ max: 100_000 });
   private readonly newId = monotonicFactory(randomFraction);
 
   private current(pixelId: string, id: string): string {
+    if (this.merged.size === 0) return id;
     let at = id;
     for (let hops = 0; hops < 16; hops++) {
       const next = this.merged.get(`${pixelId}\u0000${at}`);
@@ -28,27 +51,14 @@ export class IdentityAssigner {
     return at;
   }
 
-  private remembered(pixelId: string, a: Alias): string | undefined {
-    const id = this.ids.get(`${pixelId}\u0000${aliasKey(a)}`);
-    return id === undefined ? undefined : this.current(pixelId, id);
-  }
-
-  /**
-   * A group whose aliases the worker has all filed under one identity, stored under that identity,
-   * brings the graph nothing new: its sighting need not be published. Merges only ever join
-   * identities, so what was filed together stays together.
-   */
-  known(pixelId: string, group: readonly Alias[], id: string): boolean {
-    if (group.length === 0) return true;
-    for (const a of group) {
-      const root = this.filed.get(`${pixelId}\u0000${aliasKey(a)}`);
-      if (root === undefined || this.current(pixelId, root) !== id) return false;
-    }
-    return true;
-  }
-
   /** An id per group of aliases ('' for a group without any), index-aligned; groups sharing an alias share the id. */
   assign(pixelId: string, groups: readonly (readonly Alias[])[]): string[] {
+    return this.assignGroups(pixelId, groups).ids;
+  }
+
+  /** The ids of `assign`, and which groups are already filed under theirs. */
+  assignGroups(pixelId: string, groups: readonly (readonly Alias[])[]): Assignment {
+    const keys = groups.map((g) => g.map((a) => `${pixelId}\u0000${a.type}\u0000${a.value}`));
     // Components of groups linked by a shared alias (union-find over group indexes).
     const parent = groups.map((_, i) => i);
     const find = (i: number): number => {
@@ -59,26 +69,26 @@ export class IdentityAssigner {
       return i;
     };
     const firstGroupOf = new Map<string, number>();
-    groups.forEach((g, i) => {
-      for (const a of g) {
-        const k = aliasKey(a);
+    keys.forEach((ks, i) => {
+      for (const k of ks) {
         const j = firstGroupOf.get(k);
         if (j === undefined) firstGroupOf.set(k, i);
         else parent[find(i)] = find(j);
       }
     });
+    const entries = keys.map((ks) => ks.map((k) => this.aliases.get(k)));
     const idOf = new Map<number, string>();
-    groups.forEach((g, i) => {
-      for (const a of g) {
-        const id = this.remembered(pixelId, a);
-        if (id === undefined) continue;
+    entries.forEach((es, i) => {
+      for (const e of es) {
+        if (e === undefined) continue;
+        const id = this.current(pixelId, e.id);
         const c = find(i);
         const had = idOf.get(c);
         // The earliest known id, as the worker will choose when it merges them.
         if (had === undefined || id < had) idOf.set(c, id);
       }
     });
-    const out = groups.map((g, i) => {
+    const ids = groups.map((g, i) => {
       if (g.length === 0) return "";
       const c = find(i);
       let id = idOf.get(c);
@@ -88,10 +98,19 @@ export class IdentityAssigner {
       }
       return id;
     });
-    groups.forEach((g, i) => {
-      for (const a of g) this.ids.set(`${pixelId}\u0000${aliasKey(a)}`, out[i]!);
+    const known = entries.map((es, i) =>
+      es.every((e) => e?.filed !== undefined && this.current(pixelId, e.filed) === ids[i]),
+    );
+    keys.forEach((ks, i) => {
+      const id = ids[i]!;
+      ks.forEach((k, j) => {
+        const e = entries[i]![j];
+        if (e) e.id = id;
+        // Other groups carrying the alias share this id (one component): the first one sets it.
+        else if (firstGroupOf.get(k) === i) this.aliases.set(k, { id, filed: undefined });
+      });
     });
-    return out;
+    return { ids, known };
   }
 
   /** What the worker filed: later rows of these aliases get their identity directly. */
@@ -102,9 +121,12 @@ export class IdentityAssigner {
       const root = change.roots[i];
       if (!root) return;
       for (const a of s.aliases) {
-        const k = `${pixelId}\u0000${aliasKey(a)}`;
-        this.ids.set(k, root);
-        this.filed.set(k, root);
+        const k = `${pixelId}\u0000${a.type}\u0000${a.value}`;
+        const e = this.aliases.get(k);
+        if (e) {
+          e.id = root;
+          e.filed = root;
+        } else this.aliases.set(k, { id: root, filed: root });
       }
     });
   }

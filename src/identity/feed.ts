@@ -28,9 +28,9 @@ export class IdentityFeed {
     pixelId: string,
     groups: readonly (readonly Alias[])[],
   ): { ids: string[]; payload: SightingsPayload | null } {
-    const ids = this.assigner.assign(pixelId, groups);
+    const { ids, known } = this.assigner.assignGroups(pixelId, groups);
     // Repeat visitors whose aliases are all filed under the id they got add nothing to publish.
-    const news = groups.map((g, i) => (this.assigner.known(pixelId, g, ids[i]!) ? [] : g));
+    const news = groups.map((g, i) => (known[i] ? [] : g));
     return { ids, payload: sightingsPayload(pixelId, news, ids) };
   }
 

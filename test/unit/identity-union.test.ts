@@ -203,6 +203,40 @@ describe("IdentityAssigner", () => {
     expect(a.assign("px", [[id("y")]])).toEqual([x]);
   });
 
+  it("a group is known once the worker filed all its aliases under the id it gets, following merges", () => {
+    const a = new IdentityAssigner();
+    const [earlier] = a.assign("px", [[id("e")]]);
+    const first = a.assignGroups("px", [[id("k"), email("k@x")], [id("k")], []]);
+    // Assigned, not filed yet: both groups are news; a group without aliases brings nothing.
+    expect(first.known).toEqual([false, false, true]);
+    expect(first.ids[1]).toBe(first.ids[0]);
+    const k = first.ids[0]!;
+    expect(earlier! < k).toBe(true);
+    a.learn("px", [{ aliases: [id("k"), email("k@x")], assigned: k }], {
+      created: new Map(),
+      merges: new Map(),
+      links: new Map(),
+      roots: [k],
+    });
+    expect(a.assignGroups("px", [[id("k")], [email("k@x"), id("k")], [id("k"), id("new")]])).toEqual({
+      ids: [k, k, k],
+      known: [true, true, false],
+    });
+    // k merged into the earlier identity: email:k@x, filed under k, follows it and stays known.
+    a.learn("px", [{ aliases: [id("e"), id("k")], assigned: earlier! }], {
+      created: new Map(),
+      merges: new Map([[k, earlier!]]),
+      links: new Map(),
+      roots: [earlier!],
+    });
+    expect(a.assignGroups("px", [[email("k@x")], [id("e")]])).toEqual({
+      ids: [earlier, earlier],
+      known: [true, true],
+    });
+    // Per pixel: the same alias elsewhere is news.
+    expect(a.assignGroups("other", [[id("k")]]).known).toEqual([false]);
+  });
+
   it("two remembered ids in one group: the earlier wins, as the worker will merge them", () => {
     const a = new IdentityAssigner();
     const [first] = a.assign("px", [[id("p")]]);
