@@ -1,4 +1,4 @@
-import { monotonicFactory, ulid } from "ulid";
+import { monotonicFactory } from "ulid";
 import type { IdentityFeed } from "../identity/feed.js";
 import type { Alias } from "../identity/union.js";
 import { hashEmail } from "../ingest/enrich/email.js";
@@ -405,6 +405,9 @@ function classify<R>(
   return write;
 }
 
+/** Ids of synced cost lines (a catalog import writes one per variant and cost period). */
+const costLineId = monotonicFactory(randomFraction);
+
 async function upsertVariant(
   tx: SqlExecutor,
   pixelId: string,
@@ -440,7 +443,7 @@ async function upsertVariant(
     await tx.query(
       `INSERT INTO variant_cost_lines (id, pixel_id, product_id, variant_id, source, cost, effective_start, effective_end)
        VALUES ($1, $2, $3, $4, 'store', $5, $6, $7)`,
-      [ulid(), pixelId, p.id, v.id, line.cost, line.effectiveStartDate, line.effectiveEndDate ?? null],
+      [costLineId(), pixelId, p.id, v.id, line.cost, line.effectiveStartDate, line.effectiveEndDate ?? null],
     );
   }
 }
