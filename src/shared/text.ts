@@ -36,6 +36,27 @@ export interface TextIssue {
  * path). Depth-first in document order, so the answer is the same for the same input.
  */
 export function findUnstorableText(value: unknown, path: (string | number)[] = []): TextIssue | null {
+  // Every record of a sync and every event goes through here and nearly all are fine: a walk that
+  // allocates nothing answers for them, and only a value with a problem is walked again for its path.
+  return storable(value) ? null : locate(value, path);
+}
+
+const storableText = (s: string) => s.indexOf("\u0000") < 0 && s.isWellFormed();
+
+function storable(value: unknown): boolean {
+  if (typeof value === "string") return storableText(value);
+  if (value === null || typeof value !== "object") return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!storable(value[i])) return false;
+    return true;
+  }
+  for (const k of Object.keys(value)) {
+    if (!storableText(k) || !storable((value as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
+function locate(value: unknown, path: (string | number)[]): TextIssue | null {
   if (typeof value === "string") {
     const problem = textProblem(value);
     return problem ? { path, message: problem } : null;
@@ -43,7 +64,7 @@ export function findUnstorableText(value: unknown, path: (string | number)[] = [
   if (value === null || typeof value !== "object") return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findUnstorableText(value[i], [...path, i]);
+      const found = locate(value[i], [...path, i]);
       if (found) return found;
     }
     return null;
@@ -51,7 +72,7 @@ export function findUnstorableText(value: unknown, path: (string | number)[] = [
   for (const [k, v] of Object.entries(value)) {
     const keyProblem = textProblem(k);
     if (keyProblem) return { path: [...path, k], message: `the key ${keyProblem}` };
-    const found = findUnstorableText(v, [...path, k]);
+    const found = locate(v, [...path, k]);
     if (found) return found;
   }
   return null;
