@@ -32,7 +32,9 @@ export interface Assignment {
  *
  * One cache entry per alias holds both what was assigned and what was filed, and each alias's key is
  * built once per call: every event and order line goes through here on the main thread, and in an
- * import the cache lookups and their key strings were the largest single cost of that thread.
+ * import the cache lookups and their key strings were the largest single cost of that thread. One
+ * cache means aliases newly assigned can push out ones the worker filed; a group whose filed entry is
+ * gone is only published again (the worker finds nothing new), never given a wrong id.
  */
 export class IdentityAssigner {
   private readonly aliases = new LRUCache<string, Remembered>({ max: 200_000 });

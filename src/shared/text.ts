@@ -37,7 +37,7 @@ export interface TextIssue {
  */
 export function findUnstorableText(value: unknown, path: (string | number)[] = []): TextIssue | null {
   // Every record of a sync and every event goes through here and nearly all are fine: a walk that
-  // allocates nothing answers for them, and only a value with a problem is walked again for its path.
+  // builds no paths answers for them, and only a value with a problem is walked again for its path.
   return storable(value) ? null : locate(value, path);
 }
 

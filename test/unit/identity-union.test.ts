@@ -235,6 +235,19 @@ describe("IdentityAssigner", () => {
     });
     // Per pixel: the same alias elsewhere is news.
     expect(a.assignGroups("other", [[id("k")]]).known).toEqual([false]);
+    // Assigned before but never filed: still news.
+    const [z] = a.assign("px", [[id("z")]]);
+    expect(a.assignGroups("px", [[id("z")]])).toEqual({ ids: [z], known: [false] });
+  });
+
+  it("every alias of a group remembers the group's id, also an alias that had another id", () => {
+    const a = new IdentityAssigner();
+    const [p] = a.assign("px", [[id("p")]]);
+    const [q] = a.assign("px", [[id("q")]]);
+    expect(a.assign("px", [[id("q"), id("p")]])).toEqual([p]);
+    // q now goes with p's id (as the worker will merge them), not its own earlier one.
+    expect(a.assign("px", [[id("q")]])).toEqual([p]);
+    expect(q).not.toBe(p);
   });
 
   it("two remembered ids in one group: the earlier wins, as the worker will merge them", () => {
