@@ -236,7 +236,7 @@ export class DerivedWorker {
     if (!recorded) await this.recordCredits(pixelId, at);
   }
 
-  /** Whether `waits` holds a failure (or nothing to build) of the pixel within the cells' interval. */
+  /** How long a pixel whose credit cells step failed (or had nothing to build) is held back. */
   private get creditInterval(): number {
     return this.options.creditIntervalMs ?? CREDIT_MIN_INTERVAL_MS;
   }
