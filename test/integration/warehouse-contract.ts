@@ -164,7 +164,8 @@ export function warehouseContract(
           b: true,
           origin: "browser",
           at: "2026-03-29 01:02:03.456",
-          tags: [nasty, "", "[',']"],
+          // Rows travel as `[…],[…]`: text that looks like a row boundary stays text.
+          tags: [nasty, "", "[',']", '"],["', "]\n,[", "],[1,2],["],
           m: { [nasty]: nasty, "": "" },
           items: [{ id: nasty, name: "a'b", price: "12345678901234.5678", quantity: -2147483648 }],
           value: "-0.0001",
