@@ -10,6 +10,7 @@ export const MAX_JSON_DEPTH = 64;
  * quote closes its string unless an odd run of backslashes precedes it.
  */
 export function jsonDepthExceeds(text: string, max: number): boolean {
+  if (openingsAtMost(text, max)) return false;
   let depth = 0;
   let i = 0;
   const n = text.length;
@@ -34,6 +35,18 @@ export function jsonDepthExceeds(text: string, max: number): boolean {
     i = close + 1;
   }
   return false;
+}
+
+/**
+ * Whether the text holds at most `max` opening brackets, strings included: then nothing can nest
+ * deeper. `indexOf` runs natively, ~10× faster than the scan below, and an order line of an import
+ * (one call per line) holds about ten.
+ */
+function openingsAtMost(text: string, max: number): boolean {
+  let n = 0;
+  for (let i = text.indexOf("{"); i !== -1; i = text.indexOf("{", i + 1)) if (++n > max) return false;
+  for (let i = text.indexOf("["); i !== -1; i = text.indexOf("[", i + 1)) if (++n > max) return false;
+  return true;
 }
 
 /** Offset of the first byte of `raw` that is not part of a valid UTF-8 sequence (0-based). */
