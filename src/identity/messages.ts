@@ -22,22 +22,40 @@ export interface SightingsMessage {
   sightings: Sighting[];
 }
 
-/** The payload of the sightings of one pixel; identical sightings are sent once. */
+/**
+ * The payload of the sightings of one pixel; identical sightings are sent once. Identical sightings
+ * carry the same id (rows sharing an alias share it), so a row is compared only with the rows under
+ * its id, and a key is built only for an id seen twice: the rows of an import (one per order, each
+ * its own id) build none.
+ */
 export function sightingsPayload(
   pixelId: string,
   groups: readonly (readonly Alias[])[],
   assigned: readonly string[],
 ): { pixelId: string; at: number; sightings: string[][] } | null {
-  const seen = new Set<string>();
+  const underId = new Map<string, string[] | Set<string>>();
   const sightings: string[][] = [];
-  groups.forEach((g, i) => {
-    if (g.length === 0) return;
-    const row = [assigned[i]!, ...g.flatMap((a) => [a.type, a.value])];
-    const key = row.join("\u0000");
-    if (seen.has(key)) return;
-    seen.add(key);
+  for (let i = 0; i < groups.length; i++) {
+    const g = groups[i]!;
+    if (g.length === 0) continue;
+    const id = assigned[i]!;
+    const row = new Array<string>(1 + 2 * g.length);
+    row[0] = id;
+    for (let j = 0; j < g.length; j++) {
+      row[1 + 2 * j] = g[j]!.type;
+      row[2 + 2 * j] = g[j]!.value;
+    }
+    const before = underId.get(id);
+    if (before === undefined) underId.set(id, row);
+    else {
+      const keys = Array.isArray(before) ? new Set([before.join("\u0000")]) : before;
+      if (keys !== before) underId.set(id, keys);
+      const key = row.join("\u0000");
+      if (keys.has(key)) continue;
+      keys.add(key);
+    }
     sightings.push(row);
-  });
+  }
   return sightings.length ? { pixelId, at: Date.now(), sightings } : null;
 }
 

@@ -9,6 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { IdentityAssigner } from "../../src/identity/assign.js";
+import { parseSightings, sightingsPayload } from "../../src/identity/messages.js";
 import {
   type Alias,
   aliasKey,
@@ -256,5 +257,30 @@ describe("IdentityAssigner", () => {
     const [second] = a.assign("px", [[id("q")]]);
     expect(first! < second!).toBe(true);
     expect(a.assign("px", [[id("q"), id("p")]])).toEqual([first]);
+  });
+});
+
+describe("sightingsPayload", () => {
+  it("sends identical sightings once, keeps different ones under one id, and skips groups without aliases", () => {
+    const p = sightingsPayload(
+      "px",
+      [[id("a"), email("e")], [id("a"), email("e")], [id("a")], [], [id("b")], [id("a"), email("e")]],
+      ["A", "A", "A", "", "B", "A"],
+    );
+    expect(p?.pixelId).toBe("px");
+    expect(p?.sightings).toEqual([
+      ["A", "identity", "a", "email", "e"],
+      ["A", "identity", "a"],
+      ["B", "identity", "b"],
+    ]);
+    expect(sightingsPayload("px", [[], []], ["", ""])).toBeNull();
+  });
+
+  it("reads back what it sends", () => {
+    const p = sightingsPayload("px", [[id("a"), email("e")], [id("b")]], ["A", "B"]);
+    expect(parseSightings(p)?.sightings).toEqual([
+      { assigned: "A", aliases: [id("a"), email("e")] },
+      { assigned: "B", aliases: [id("b")] },
+    ]);
   });
 });
