@@ -1,7 +1,6 @@
 import { monotonicFactory } from "ulid";
 import type { IdentityFeed } from "../identity/feed.js";
 import type { Alias } from "../identity/union.js";
-import { hashEmail } from "../ingest/enrich/email.js";
 import { randomFraction } from "../shared/random.js";
 import { findUnstorableText } from "../shared/text.js";
 import { isMissing } from "../shared/validate.js";
@@ -192,9 +191,10 @@ export class SyncService {
     if (write.length > 0) {
       // Orders join the identity graph by customer email hash, customer id and order id (purchase
       // events carrying eventProperties.orderId meet them there).
-      const groups: Alias[][] = write.map((o) => {
+      const groups: Alias[][] = write.map((o, i) => {
         const aliases: Alias[] = [{ type: "order", value: o.id }];
-        const email = o.customer.email ? hashEmail(o.customer.email) : null;
+        // The row's hash: SHA-256 once per order, not once per use.
+        const email = rows[i]!.customer_email_hash;
         if (email) aliases.push({ type: "email", value: email });
         // The store's customer id is what events carry as userProperties.storeYIds.
         if (o.customer.id) aliases.push({ type: "store", value: o.customer.id });
