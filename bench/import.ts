@@ -3,8 +3,11 @@
  * generated realistic orders in a JSON Lines file, run as a child process on a fresh embedded store,
  * with its peak RSS; against a bare baseline in the same run: the same file read, JSON.parse'd, turned
  * into the same rows (orderRow / orderLineRows) and inserted straight into a fresh chDB warehouse in
- * batches of 100,000, with no validation, versions, identity graph or bus messages. One summary line on
- * stdout; details on stderr.
+ * batches of 100,000, with no validation, versions, identity graph or bus messages. Again on Postgres +
+ * Redis servers (chDB still the warehouse) when BENCH_DATABASE_URL / BENCH_REDIS_URL (or
+ * TEST_DATABASE_URL / TEST_REDIS_URL) are set: there the identity graph runs in the Postgres server's
+ * own process instead of WebAssembly Postgres on a thread of the command. One summary line on stdout;
+ * details on stderr.
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -20,6 +23,7 @@ import type { OrderRecord } from "../src/sync/schemas.js";
 import { orderLineRows, orderRow } from "../src/sync/warehouse-rows.js";
 import { runCli } from "./child.js";
 import { generateOrders } from "./orders-gen.js";
+import { DATABASE_URL, freshDatabase, REDIS_URL, serverEnv } from "./servers.js";
 
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 1_000_000);
 const BATCH = process.env.BENCH_BATCH; // --batch of the import; its default when unset
@@ -106,6 +110,26 @@ async function baseline(file: string): Promise<{ ms: number; rows: number }> {
   }
 }
 
+/** `pixelhouse import orders` of the file into a new pixel on the stores of `env`, timed. */
+async function importInto(file: string, env: Record<string, string>, label: string) {
+  await runCli(["pixel", "create", "--name", "Bench", "--id", PIXEL, "--json"], env);
+  const args = ["bin/pixelhouse.mjs", "import", "orders", file, "--pixel", PIXEL, "--json"];
+  if (BATCH) args.push("--batch", BATCH);
+  const run = await measured(args, env);
+  const summary = JSON.parse(run.stdout) as Summary;
+  if (summary.accepted !== ORDERS || summary.rejected !== 0)
+    throw new Error(
+      `${label}: import stored ${summary.accepted} of ${ORDERS} (rejected ${summary.rejected})`,
+    );
+  const rate = (ORDERS * 1000) / summary.elapsedMs;
+  log(
+    `${label}: ${(summary.elapsedMs / 1000).toFixed(1)} s importing (${Math.round(rate)} orders/s), ` +
+      `${(run.wallMs / 1000).toFixed(1)} s for the whole command with start-up (${Math.round((ORDERS * 1000) / run.wallMs)} orders/s), ` +
+      `peak RSS ${Math.round(run.peakRssKb / 1024)} MB`,
+  );
+  return { rate, peakRssKb: run.peakRssKb };
+}
+
 interface Summary {
   read: number;
   accepted: number;
@@ -124,18 +148,8 @@ try {
   );
 
   const env = { DATA_DIR: join(work, "data"), LOG_LEVEL: "silent" };
-  await runCli(["pixel", "create", "--name", "Bench", "--id", PIXEL, "--json"], env);
-  const args = ["bin/pixelhouse.mjs", "import", "orders", file, "--pixel", PIXEL, "--json"];
-  if (BATCH) args.push("--batch", BATCH);
-  const run = await measured(args, env);
-  const summary = JSON.parse(run.stdout) as Summary;
-  if (summary.accepted !== ORDERS || summary.rejected !== 0)
-    throw new Error(`import stored ${summary.accepted} of ${ORDERS} (rejected ${summary.rejected})`);
-  const importRate = (ORDERS * 1000) / summary.elapsedMs;
-  log(
-    `import: ${(summary.elapsedMs / 1000).toFixed(1)} s importing (${Math.round(importRate)} orders/s), ` +
-      `${(run.wallMs / 1000).toFixed(1)} s for the whole command with start-up (${Math.round((ORDERS * 1000) / run.wallMs)} orders/s)`,
-  );
+  const run = await importInto(file, env, "import");
+  const importRate = run.rate;
 
   // The floor every command on the embedded stores pays (chDB's library, PGlite's WebAssembly heap).
   const idle = await measured(["bin/pixelhouse.mjs", "migrate", "--json"], env);
@@ -144,12 +158,26 @@ try {
       `(pixelhouse migrate) ${Math.round(idle.peakRssKb / 1024)} MB`,
   );
 
+  let servers: Awaited<ReturnType<typeof importInto>> | undefined;
+  if (DATABASE_URL && REDIS_URL) {
+    const db = await freshDatabase(DATABASE_URL);
+    try {
+      const serverDir = { DATA_DIR: join(work, "data-servers"), LOG_LEVEL: "silent" };
+      servers = await importInto(file, { ...serverDir, ...serverEnv(db.url, REDIS_URL) }, "servers");
+    } finally {
+      await db.drop();
+    }
+  }
+
   const base = await baseline(file);
   const baseRate = (base.rows * 1000) / base.ms;
   log(`baseline: ${(base.ms / 1000).toFixed(1)} s (${Math.round(baseRate)} orders/s)`);
+  const onServers = servers
+    ? ` | servers ${Math.round(servers.rate)} orders/s ratio ${(servers.rate / baseRate).toFixed(2)} peak RSS ${Math.round(servers.peakRssKb / 1024)} MB`
+    : "";
   process.stdout.write(
     `bench:import import ${Math.round(importRate)} orders/s | baseline ${Math.round(baseRate)} orders/s | ` +
-      `ratio ${(importRate / baseRate).toFixed(2)} | peak RSS ${Math.round(run.peakRssKb / 1024)} MB\n`,
+      `ratio ${(importRate / baseRate).toFixed(2)} | peak RSS ${Math.round(run.peakRssKb / 1024)} MB${onServers}\n`,
   );
 } finally {
   rmSync(work, { recursive: true, force: true });

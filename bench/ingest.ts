@@ -11,19 +11,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import pg from "pg";
 import { loadConfig } from "../src/config.js";
 import { RedisDedupStore } from "../src/stores/dedup/redis.js";
 import { openStores } from "../src/stores/index.js";
 import { runCli, startChild, stopChild } from "./child.js";
 import { makeBatches } from "./events-gen.js";
 import { percentile, runLoad } from "./load-client.js";
+import { DATABASE_URL, freshDatabase, REDIS_URL, serverEnv } from "./servers.js";
 
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const PER_BATCH = 100;
-const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL;
 const FLUSH_MS = Number(process.env.INGEST_FLUSH_MS ?? 20);
 
 const tmp = (p: string) => mkdtempSync(join(tmpdir(), p));
@@ -178,17 +176,6 @@ async function redisBytesPerId(url: string): Promise<{ digest: number; naive: nu
   return { digest, naive };
 }
 
-async function freshDatabase(url: string): Promise<string> {
-  const name = `pxh_bench_${randomBytes(4).toString("hex")}`;
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  await c.query(`CREATE DATABASE ${name}`);
-  await c.end();
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
 const bodies = makeBatches(BATCHES, PER_BATCH, 1);
 log(
   `bench:ingest: ${BATCHES * PER_BATCH} events in ${BATCHES} batches of ${PER_BATCH}, ${CONCURRENCY} clients, flush ${FLUSH_MS} ms`,
@@ -204,16 +191,11 @@ log(
 let server: Awaited<ReturnType<typeof service>> | undefined;
 if (DATABASE_URL && REDIS_URL) {
   const db = await freshDatabase(DATABASE_URL);
-  server = await service(
-    bodies,
-    {
-      DATABASE_URL: db,
-      REDIS_URL,
-      REDIS_KEY_PREFIX: `pxhb${randomBytes(3).toString("hex")}:`,
-      KEY_SECRET: randomBytes(24).toString("hex"),
-    },
-    "servers",
-  );
+  try {
+    server = await service(bodies, serverEnv(db.url, REDIS_URL), "servers");
+  } finally {
+    await db.drop();
+  }
   log(
     `service (Postgres + Redis servers, chDB): ${server.eventsPerSecond.toFixed(0)} events/s, p50 ${percentile(server.latenciesMs, 50).toFixed(1)} ms, p99 ${percentile(server.latenciesMs, 99).toFixed(1)} ms, failures ${server.failures}, stored ${server.stored}`,
   );
