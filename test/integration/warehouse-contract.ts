@@ -119,21 +119,32 @@ export function warehouseContract(
       await wh.command(`CREATE TABLE contract_rows (
         pixel_id LowCardinality(String), id UInt32, at DateTime64(3, 'UTC'), amount Decimal(18, 4),
         tags Array(String), note Nullable(String)) ENGINE = MergeTree ORDER BY (pixel_id, id)`);
+      // Text that looks like a row boundary, long enough that the batch (~14 MB) is split for parallel
+      // parsing (chDB's rows are sent as `[…],[…]`).
+      const boundary = `"],[" ]\n,[ ${"x".repeat(100)}`;
       const rows = Array.from({ length: 100_000 }, (_, i) => ({
         pixel_id: i % 2 ? "p1" : "p2",
         id: i,
         at: `2026-01-01 00:00:${String(i % 60).padStart(2, "0")}.${String(i % 1000).padStart(3, "0")}`,
         amount: (i % 1000) / 100,
-        tags: i % 3 ? ["a"] : [],
+        tags: i % 3 ? ["a", boundary] : [],
         note: i % 5 ? null : `n${i}`,
       }));
       await wh.insert("contract_rows", rows);
-      const [agg] = await wh.query<{ n: number; ids: number; cents: number; notes: number; p1: number }>(
+      const [agg] = await wh.query<{
+        n: number;
+        ids: number;
+        cents: number;
+        notes: number;
+        p1: number;
+        boundaries: number;
+      }>(
         `SELECT count() AS n, sum(id) AS ids, toInt64(sum(amount) * 100) AS cents, countIf(note IS NOT NULL) AS notes,
-                countIf(pixel_id = {p:String}) AS p1 FROM contract_rows`,
-        { p: "p1" },
+                countIf(pixel_id = {p:String}) AS p1, countIf(tags = ['a', {b:String}]) AS boundaries FROM contract_rows`,
+        { p: "p1", b: boundary },
       );
       expect(agg).toEqual({
+        boundaries: 66_666,
         n: 100_000,
         ids: (99_999 * 100_000) / 2,
         cents: rows.reduce((s, r) => s + Math.round(r.amount * 100), 0),
