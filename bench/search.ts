@@ -7,12 +7,12 @@
  * BENCH_DATABASE_URL names a server (a scratch database is created there and dropped).
  */
 import { performance } from "node:perf_hooks";
-import pg from "pg";
 import { containsPattern, SEARCH_IDS_SQL, searchProducts } from "../src/products/search.js";
 import { readMigrations, SQL_DIR } from "../src/stores/migrations.js";
 import { PgSqlStore } from "../src/stores/sql/pg.js";
 import { PgliteSqlStore } from "../src/stores/sql/pglite.js";
 import type { SqlExecutor, SqlStore } from "../src/stores/sql/port.js";
+import { createTestDatabase } from "../test/helpers/stores.js";
 
 const VARIANTS = Number(process.env.BENCH_VARIANTS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);
@@ -112,25 +112,13 @@ try {
 }
 const server = process.env.BENCH_DATABASE_URL;
 if (server) {
-  const name = `pxh_bench_search_${process.pid}`;
-  const admin = async (text: string) => {
-    const c = new pg.Client({ connectionString: server });
-    await c.connect();
-    try {
-      await c.query(text);
-    } finally {
-      await c.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  const store = new PgSqlStore(url.toString());
+  const db = await createTestDatabase("pxh_bench_search", server);
+  const store = new PgSqlStore(db.url);
   try {
     lines.push(await run("postgres", store));
   } finally {
     await store.close();
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await db.drop();
   }
 }
 for (const l of lines) process.stdout.write(`${l}\n`);

@@ -3,28 +3,13 @@
  * BENCH_DATABASE_URL / BENCH_REDIS_URL, or the tests' TEST_DATABASE_URL / TEST_REDIS_URL.
  */
 import { randomBytes } from "node:crypto";
-import pg from "pg";
+import { createTestDatabase } from "../test/helpers/stores.js";
 
 export const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL;
 
 /** A new empty database on the server of `url`; its URL, and a function that drops it. */
-export async function freshDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `pxh_bench_${randomBytes(4).toString("hex")}`;
-  const admin = async (sql: string) => {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return { url: u.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-}
+export const freshDatabase = (url: string) => createTestDatabase("pxh_bench", url);
 
 /** The environment of a service process on those servers: its own database and Redis key prefix. */
 export function serverEnv(databaseUrl: string, redisUrl: string): Record<string, string> {

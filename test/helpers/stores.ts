@@ -26,10 +26,13 @@ export interface Opened<T> {
   close(): Promise<void>;
 }
 
-/** A fresh, empty database on the test Postgres server: its URL and how to drop it. */
-export async function createTestDatabase(prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
-  if (!TEST_DATABASE_URL) throw new Error("TEST_DATABASE_URL is not set");
-  const admin = TEST_DATABASE_URL;
+/** A fresh, empty database on the test Postgres server (or the one of `server`): its URL and how to drop it. */
+export async function createTestDatabase(
+  prefix: string,
+  server = TEST_DATABASE_URL,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  if (!server) throw new Error("TEST_DATABASE_URL is not set");
+  const admin = server;
   const name = uniqueName(prefix);
   const run = async (sql: string) => {
     const c = new pg.Client({ connectionString: admin });
