@@ -1,9 +1,8 @@
 import { createReadStream } from "node:fs";
-import { monotonicFactory } from "ulid";
 import { createLineBody, LINE_COST_TYPES } from "../costs/schemas.js";
 import type { IngestContext } from "../ingest/normalize.js";
 import type { Services } from "../services.js";
-import { randomFraction } from "../shared/random.js";
+import { ulidFactory } from "../shared/random.js";
 import type { Stores } from "../stores/index.js";
 import { readRecords } from "../sync/read-records.js";
 import type { RecordKind } from "../sync/schemas.js";
@@ -131,7 +130,7 @@ export async function loadDemo(
   // One id per ingest call, millions in a large load: ulid's default source draws 16 random values
   // per id (12 % of the main thread in a profile of the load), the pooled factory one pool refill
   // per 4,096 characters.
-  const requestId = monotonicFactory(randomFraction);
+  const requestId = ulidFactory();
   const serverBatch: Record<string, unknown>[] = [];
   const orders: unknown[] = [];
   const refunds: unknown[] = [];

@@ -1,6 +1,5 @@
 import { LRUCache } from "lru-cache";
-import { monotonicFactory } from "ulid";
-import { randomFraction } from "../shared/random.js";
+import { ulidFactory } from "../shared/random.js";
 import type { Alias, GraphChange, Sighting } from "./union.js";
 
 /** What this process knows of one alias of a pixel. */
@@ -40,7 +39,7 @@ export class IdentityAssigner {
   private readonly aliases = new LRUCache<string, Remembered>({ max: 200_000 });
   /** Identities merged away → their survivor, so remembered ids follow merges at once. */
   private readonly merged = new LRUCache<string, string>({ max: 100_000 });
-  private readonly newId = monotonicFactory(randomFraction);
+  private readonly newId = ulidFactory();
 
   private current(pixelId: string, id: string): string {
     if (this.merged.size === 0) return id;

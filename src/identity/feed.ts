@@ -1,5 +1,4 @@
-import { monotonicFactory } from "ulid";
-import { randomFraction } from "../shared/random.js";
+import { ulidFactory } from "../shared/random.js";
 import type { Bus } from "../stores/bus/port.js";
 import type { IdentityAssigner } from "./assign.js";
 import { IDENTITY_STREAM, sightingsPayload } from "./messages.js";
@@ -14,7 +13,7 @@ export type SightingsPayload = NonNullable<ReturnType<typeof sightingsPayload>>;
  * which is harmless, whereas one published after the write could be lost with the process.
  */
 export class IdentityFeed {
-  private readonly key = monotonicFactory(randomFraction);
+  private readonly key = ulidFactory();
 
   constructor(
     private readonly bus: Bus,

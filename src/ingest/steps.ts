@@ -1,7 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { monotonicFactory } from "ulid";
 import type { IdentityFeed, SightingsPayload } from "../identity/feed.js";
-import { randomFraction } from "../shared/random.js";
+import { ulidFactory } from "../shared/random.js";
 import { type DedupLease, type DedupStore, ReservationUncertainError } from "../stores/dedup/port.js";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
 import { type IngestContext, type NormalizedEvent, normalizeEvent } from "./normalize.js";
@@ -21,7 +20,7 @@ export interface Batch {
   drop: ("" | "duplicate")[];
 }
 
-const serverId = monotonicFactory(randomFraction);
+const serverId = ulidFactory();
 
 /** Events without an eventId get a server ULID and are never deduplicated. */
 export function normalizeStep(valid: ValidEvent[], ctx: IngestContext): Batch {

@@ -1,7 +1,6 @@
-import { monotonicFactory } from "ulid";
 import type { IdentityFeed } from "../identity/feed.js";
 import type { Alias } from "../identity/union.js";
-import { randomFraction } from "../shared/random.js";
+import { ulidFactory } from "../shared/random.js";
 import { findUnstorableText } from "../shared/text.js";
 import { isMissing } from "../shared/validate.js";
 import type { Bus } from "../stores/bus/port.js";
@@ -54,7 +53,7 @@ const none = (): Counts => ({ accepted: 0, updated: 0, unchanged: 0 });
  */
 export class SyncService {
   /** Keys of the orders.changed messages (what a consumer dedupes and checkpoints on). */
-  private readonly noticeKey = monotonicFactory(randomFraction);
+  private readonly noticeKey = ulidFactory();
 
   constructor(
     private readonly sql: SqlStore,
@@ -406,7 +405,7 @@ function classify<R>(
 }
 
 /** Ids of synced cost lines (a catalog import writes one per variant and cost period). */
-const costLineId = monotonicFactory(randomFraction);
+const costLineId = ulidFactory();
 
 async function upsertVariant(
   tx: SqlExecutor,
