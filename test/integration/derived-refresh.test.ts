@@ -328,4 +328,43 @@ describe("DerivedWorker", () => {
     // Checked once: nothing is due any more.
     expect(await careful.pending()).not.toContain("late");
   });
+
+  it("a round resolves the touches of its conversions through their own merges, even where a stored link left a second hop (worked example)", async () => {
+    // Links a→b, b→c, e→c: b was merged into c, but a's link still names b (a second hop, which a
+    // late or out-of-order link write can leave behind). Order o1 is stored on b, so it belongs to c,
+    // and so does the touch on e. A new touch on a makes a round rebuild o1 (a resolves to b, whose
+    // order it is): its touches must still include e's, as a build from scratch gives.
+    const px = (row: Record<string, unknown>) => ({ ...row, pixel_id: "chain" });
+    const link = (from: string, to: string, version: number) => ({
+      pixel_id: "chain",
+      alias_type: "canonical",
+      alias_value: from,
+      canonical_id: to,
+      version,
+    });
+    const touches = async () =>
+      Object.fromEntries(
+        (
+          await wh.store.query<{ order_id: string; touches: string[] }>(
+            `SELECT order_id, arrayMap(t -> t.event_id, touches) AS touches
+             FROM conversion_touches FINAL WHERE pixel_id = 'chain' ORDER BY order_id`,
+          )
+        ).map((r) => [r.order_id, r.touches]),
+      );
+    await wh.store.insert("identity_links", [link("a", "b", 1), link("b", "c", 2), link("e", "c", 3)]);
+    await wh.store.insert("orders", [px(orderRow("o1", "b", "12:00"))]);
+    await wh.store.insert("touchpoints", [px(touch("eE", "e", "10:00", "google"))]);
+    await worker.runOnce(0);
+    expect(await touches()).toEqual({ o1: ["eE"] });
+
+    await wh.store.insert("touchpoints", [px(touch("eA", "a", "11:00", "facebook"))]);
+    await worker.runOnce(0);
+    const incremental = await touches();
+    expect(incremental).toEqual({ o1: ["eE"] });
+
+    await wh.store.command("TRUNCATE TABLE conversion_touches");
+    await wh.store.command("TRUNCATE TABLE derived_watermarks");
+    await worker.runOnce(0);
+    expect(await touches()).toEqual(incremental);
+  });
 });
