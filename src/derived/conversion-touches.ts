@@ -64,11 +64,9 @@ export function changeFeed(columns: string, where: string): string {
  * refresh rebuilds, and a query reads raw.
  */
 /** Every stored id that resolves to a `changed` identity (the survivor and the ids merged into it). */
-function changedIdsCte(materialized: boolean): string {
-  return `changed_ids AS ${materialized ? "MATERIALIZED " : ""}(
+const CHANGED_IDS = `changed_ids AS (
   SELECT cid AS id FROM changed UNION ALL SELECT old AS id FROM hops WHERE new IN (SELECT cid FROM changed)
 )`;
-}
 
 export function changedIdentitiesCtes(pixel: string, since: string, materialized = false): string {
   return `changed AS ${materialized ? "MATERIALIZED " : ""}(
@@ -76,7 +74,7 @@ export function changedIdentitiesCtes(pixel: string, since: string, materialized
   ${identityFeed("canonical_id AS id", `pixel_id = ${pixel} AND ingested_at > ${since}`)}
   ) AS x LEFT JOIN hops AS h ON h.old = x.id
 ),
-${changedIdsCte(materialized)}`;
+${CHANGED_IDS}`;
 }
 
 const PIXEL = "{pixel:String}";
@@ -91,40 +89,25 @@ const PIXEL = "{pixel:String}";
  * more than once are computed once, and a `since` refresh reads the touches of only the identities
  * that have an order among the conversions it rebuilds. Most identities a round sees (new touches,
  * merges) have no order at all, and their touch history was the bulk of a round's reads.
- *
- * Each join holds its right side in memory, so (materialized) orders and touches are not joined to
- * every merge of the pixel but to the merges of the ids they were selected by: the orders (by
- * `changed_ids`) to `near`, the touches to `near` in a month and to `conv_near` (by `conv_ids`) in a
- * `since` round. A merge whose old id is not among those never matched a row the join sees, so the
- * result is the same. With `changed_ids` inlined at each reference, a month of a 1M-order store (370,000
- * merges) built six hash tables of all merges: ~500–600 MB and 0.6–0.75 s for that statement alone,
- * ~300–360 MB and 0.45–0.6 s now.
  */
 export function refreshSql(scope: "since" | "month", materialized = false): string {
   const once = materialized ? "MATERIALIZED " : "";
   const changed =
     scope === "since"
       ? changedIdentitiesCtes(PIXEL, "{since:DateTime64(3, 'UTC')}", materialized)
-      : `changed AS ${once}(
+      : `changed AS (
   SELECT DISTINCT if(h.new != '', h.new, m.canonical_id) AS cid
   FROM (SELECT canonical_id FROM orders FINAL WHERE pixel_id = ${PIXEL} AND toYYYYMM(created_at) = {month:UInt32}) AS m
   LEFT JOIN hops AS h ON h.old = m.canonical_id
 ),
-${changedIdsCte(materialized)}`;
+${CHANGED_IDS}`;
   const only = " AND canonical_id IN (SELECT id FROM changed_ids)";
   // The stored ids that resolve to an identity with a conversion here: the only touches that count.
   const ordered = materialized && scope === "since";
   const convIds = ordered
-    ? `conv_ids AS MATERIALIZED (SELECT cid AS id FROM conv UNION ALL SELECT old AS id FROM hops WHERE new IN (SELECT cid FROM conv)),
-conv_near AS MATERIALIZED (SELECT old, new FROM hops WHERE old IN (SELECT id FROM conv_ids)),
+    ? `conv_ids AS (SELECT cid AS id FROM conv UNION ALL SELECT old AS id FROM hops WHERE new IN (SELECT cid FROM conv)),
 `
     : "";
-  const near = materialized
-    ? `near AS MATERIALIZED (SELECT old, new FROM hops WHERE old IN (SELECT id FROM changed_ids)),
-`
-    : "";
-  const orderMerges = materialized ? "near" : "hops";
-  const touchMerges = ordered ? "conv_near" : orderMerges;
   const month = scope === "month" ? " AND toYYYYMM(created_at) = {month:UInt32}" : "";
   const tuple = ["t.touch_time", "t.event_id", ...TOUCH_FIELDS.map((f) => `t.${f}`)].join(", ");
   // Stored rows with touches: the orders that get an empty row when they have none now.
@@ -132,15 +115,15 @@ conv_near AS MATERIALIZED (SELECT old, new FROM hops WHERE old IN (SELECT id FRO
   return `INSERT INTO ${CONVERSION_TOUCHES} (pixel_id, order_id, created_at, built_version, touches)
 WITH ${hopsCte(PIXEL, materialized)},
 ${changed},
-${near}conv AS ${ordered ? once : ""}(
+conv AS ${ordered ? once : ""}(
   SELECT o.order_id AS order_id, o.created_at AS created_at, if(h.new != '', h.new, o.canonical_id) AS cid
   FROM (SELECT order_id, created_at, canonical_id FROM orders FINAL WHERE pixel_id = ${PIXEL}${only}${month}) AS o
-  LEFT JOIN ${orderMerges} AS h ON h.old = o.canonical_id
+  LEFT JOIN hops AS h ON h.old = o.canonical_id
 ),
 ${convIds}tp AS (
   SELECT if(h.new != '', h.new, t.canonical_id) AS cid, t.touch_time AS touch_time, (${tuple}) AS touch
   FROM (SELECT * FROM touchpoints WHERE pixel_id = ${PIXEL}${ordered ? " AND canonical_id IN (SELECT id FROM conv_ids)" : only}) AS t
-  LEFT JOIN ${touchMerges} AS h ON h.old = t.canonical_id
+  LEFT JOIN hops AS h ON h.old = t.canonical_id
 )
 SELECT ${PIXEL}, c.order_id, c.created_at, {version:UInt64},
   arraySort(groupArrayIf(t.touch, t.cid != '' AND t.touch_time <= c.created_at)) AS touches
