@@ -82,7 +82,7 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
   const assigner = new IdentityAssigner();
   const identityWorker = new IdentityWorker(
     stores.bus,
-    new IdentityGraph(stores.sql),
+    new IdentityGraph(stores.identity),
     new OwnSession(stores.warehouse),
     assigner,
     {

@@ -9,6 +9,8 @@ import { lockDataDir } from "./data-dir-lock.js";
 import { DEFAULT_DEDUP, type DedupStore } from "./dedup/port.js";
 import { DEDUP_PERIOD_DAYS, RedisDedupStore } from "./dedup/redis.js";
 import { SqlDedupStore } from "./dedup/sql.js";
+import type { IdentityGraphStore } from "./identity/port.js";
+import { SqlIdentityGraphStore } from "./identity/sql.js";
 import { MemoryKv } from "./kv/memory.js";
 import type { KvStore } from "./kv/port.js";
 import { RedisKv } from "./kv/redis.js";
@@ -24,6 +26,8 @@ export interface Stores {
   dedup: DedupStore;
   /** The event bus: Redis Streams with a Redis KV, tables in the SQL store otherwise (durable). */
   bus: Bus;
+  /** The identity graph of record: Postgres `identity_aliases` on a server, LevelDB in DATA_DIR/identity when embedded. */
+  identity: IdentityGraphStore;
   /** The server secret keyed into API key hashes. */
   keySecret: string;
   close(): Promise<void>;
@@ -61,6 +65,15 @@ export async function openStores(
         })
       : await (await import("./sql/pglite.js")).PgliteSqlStore.open(join(config.DATA_DIR, "pg"));
     opened.push(sql);
+    // Embedded Postgres means a data directory locked to this process: the graph can live beside it
+    // in LevelDB, off PGlite's one thread (docs/identity.md).
+    const identity: IdentityGraphStore = config.DATABASE_URL
+      ? new SqlIdentityGraphStore(sql)
+      : await (await import("./identity/level.js")).LevelIdentityGraphStore.open(
+          join(config.DATA_DIR, "identity"),
+          sql,
+        );
+    opened.push(identity);
     const openWarehouse = async (): Promise<WarehouseStore> =>
       config.CLICKHOUSE_URL
         ? (await import("./warehouse/clickhouse.js")).ClickHouseWarehouse.open({
@@ -110,6 +123,7 @@ export async function openStores(
       kv,
       dedup,
       bus,
+      identity,
       keySecret,
       async close() {
         await dedup.close().catch(() => {});

@@ -225,15 +225,9 @@ export function dedupSuite(label: string, options: DedupSuiteOptions): void {
       expect(dup).toMatchObject({ eventsIngested: 0, duplicatesSkipped: 1 });
       // The identity worker files the sightings after the write (docs/identity.md).
       expect((await app.services.settle()).messages).toBe(0);
-      const { rows } = await app.stores.sql.query<{
-        alias_type: string;
-        alias_value: string;
-        canonical_id: string;
-      }>("SELECT alias_type, alias_value, canonical_id FROM identity_aliases WHERE pixel_id = $1", [
-        px.pixelId,
-      ]);
+      const rows = await app.stores.identity.aliases(px.pixelId);
       const canonicalOf = (type: string, value: string) =>
-        rows.find((r) => r.alias_type === type && r.alias_value === value)?.canonical_id;
+        rows.find((r) => r.type === type && r.value === value)?.canonical;
       const anon = canonicalOf("identity", "anon");
       expect(anon).toBeTruthy();
       expect(canonicalOf("email", sha256("a@b.c"))).toBe(anon);

@@ -142,7 +142,7 @@ describe("the identity worker when the warehouse refuses its links", () => {
     });
     const worker = new IdentityWorker(
       other.stores.bus,
-      new IdentityGraph(other.stores.sql),
+      new IdentityGraph(other.stores.identity),
       faulty,
       new IdentityAssigner(),
       {

@@ -174,12 +174,10 @@ describe("POST /tr/api/events: success", () => {
       { pixel: happy.pixelId },
     );
     expect(JSON.stringify(links).toLowerCase()).not.toContain("alice.buyer");
-    const aliases = await app.stores.sql.query("SELECT * FROM identity_aliases WHERE pixel_id = $1", [
-      happy.pixelId,
-    ]);
-    expect(JSON.stringify(aliases.rows).toLowerCase()).not.toContain("alice.buyer");
-    expect(aliases.rows).toContainEqual(
-      expect.objectContaining({ alias_type: "email", alias_value: sha256("alice.buyer@example.com") }),
+    const aliases = await app.stores.identity.aliases(happy.pixelId);
+    expect(JSON.stringify(aliases).toLowerCase()).not.toContain("alice.buyer");
+    expect(aliases).toContainEqual(
+      expect.objectContaining({ type: "email", value: sha256("alice.buyer@example.com") }),
     );
   });
 

@@ -1,6 +1,6 @@
 /**
  * Identity resolution through POST /tr/api/events (docs/identity.md): identifiers of one event merge their
- * identities into the earliest canonical id, the Postgres index and the warehouse identity_links agree,
+ * identities into the earliest canonical id, the graph of record and the warehouse identity_links agree,
  * and the canonical id is stable as aliases are added later. The identity worker files sightings
  * after the write; each check first lets it catch up (`settle`), then reads an event's identity as
  * queries do: the id stored on its row, resolved through its `canonical` link in one hop.
@@ -17,13 +17,10 @@ afterAll(() => app?.close());
 
 type Mapping = Record<string, string>; // "type:value" → canonical id
 
-async function pgAliases(pixelId: string): Promise<Mapping> {
-  const { rows } = await app.stores.sql.query<{
-    alias_type: string;
-    alias_value: string;
-    canonical_id: string;
-  }>("SELECT alias_type, alias_value, canonical_id FROM identity_aliases WHERE pixel_id = $1", [pixelId]);
-  return Object.fromEntries(rows.map((r) => [`${r.alias_type}:${r.alias_value}`, r.canonical_id]));
+/** The graph of record (LevelDB beside the embedded stores, Postgres on a server). */
+async function graphAliases(pixelId: string): Promise<Mapping> {
+  const rows = await app.stores.identity.aliases(pixelId);
+  return Object.fromEntries(rows.map((r) => [`${r.type}:${r.value}`, r.canonical]));
 }
 
 async function warehouseLinks(pixelId: string): Promise<Mapping> {
@@ -88,7 +85,7 @@ describe("identity resolution", () => {
     // …then links it to anon-1: both identities become the earliest, A.
     expect(await canonicalOf(px, { identityId: "anon-1", userProperties: { emails: [e1] } })).toBe(a);
 
-    expect(await pgAliases(px.pixelId)).toStrictEqual(expected());
+    expect(await graphAliases(px.pixelId)).toStrictEqual(expected());
     expect(await warehouseLinks(px.pixelId)).toStrictEqual(expected());
 
     // Rows stored before the merge keep B; the 'canonical' link resolves it to A in one hop at query time.
@@ -132,7 +129,7 @@ describe("identity resolution", () => {
     await step("anon-4 alone after its merge", { identityId: "anon-4" });
     await step("anon-2 alone once more", { identityId: "anon-2" });
 
-    const after = await pgAliases(px.pixelId);
+    const after = await graphAliases(px.pixelId);
     expect(after).toMatchObject({
       ...expected(),
       "identity:anon-3": a,
@@ -152,7 +149,7 @@ describe("identity resolution", () => {
       identityId: "buyer-anon",
       eventProperties: { orderId: "order-77", value: 20, currency: "USD" },
     });
-    expect((await pgAliases(px.pixelId))["order:order-77"]).toBe(buyer);
+    expect((await graphAliases(px.pixelId))["order:order-77"]).toBe(buyer);
     expect((await warehouseLinks(px.pixelId))["order:order-77"]).toBe(buyer);
     // A numeric order id is the same alias as its string.
     const other = await canonicalOf(px, { identityId: "other-anon" });
@@ -161,7 +158,7 @@ describe("identity resolution", () => {
       await canonicalOf(px, { identityId: "other-anon", eventProperties: { orderId: "order-77" } }),
     ).toBe(buyer);
     const num = await canonicalOf(px, { identityId: "num-anon", eventProperties: { orderId: 1234 } });
-    expect((await pgAliases(px.pixelId))["order:1234"]).toBe(num);
+    expect((await graphAliases(px.pixelId))["order:1234"]).toBe(num);
   });
 
   it("identities are per pixel: the same identifiers under another pixel are another identity", async () => {
@@ -175,7 +172,7 @@ describe("identity resolution", () => {
   it("events without identifiers have no canonical id", async () => {
     const px = await app.pixelWithKey(["events:write"]);
     expect(await canonicalOf(px, {})).toBe("");
-    expect(await pgAliases(px.pixelId)).toStrictEqual({});
+    expect(await graphAliases(px.pixelId)).toStrictEqual({});
   });
 
   it("one request linking identities across its events resolves them all to one canonical id", async () => {
@@ -187,7 +184,7 @@ describe("identity resolution", () => {
       { name: "identify", eventId: "batch-4", identityId: "b-1", userProperties: { userIds: ["b-user"] } },
     ]);
     await app.services.settle();
-    const aliases = await pgAliases(px.pixelId);
+    const aliases = await graphAliases(px.pixelId);
     const root = aliases["identity:b-1"];
     expect(root).toMatch(ULID_RE);
     expect(aliases["identity:b-2"]).toBe(root);
@@ -208,7 +205,7 @@ describe("identity resolution", () => {
         canonicalOf(px, { identityId: `conc-${i}`, userProperties: { emails: ["same@x.io"] } }),
       ),
     );
-    const aliases = await pgAliases(px.pixelId);
+    const aliases = await graphAliases(px.pixelId);
     const root = aliases[`email:${sha256("same@x.io")}`]!;
     for (let i = 0; i < n; i++) expect(aliases[`identity:conc-${i}`]).toBe(root);
     for (const c of canonicals) expect(c).toBe(root);

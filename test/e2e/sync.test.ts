@@ -651,7 +651,7 @@ describe("orders", () => {
       sha256("jane.doe+vip@example.com"),
     ]);
     const outbox = await pg<Json>("SELECT * FROM outbox WHERE payload->>'pixelId' = $1", [px.pixelId]);
-    const pgAliases = await pg<Json>("SELECT * FROM identity_aliases WHERE pixel_id = $1", [px.pixelId]);
+    const pgAliases = await app.stores.identity.aliases(px.pixelId);
     const everything = JSON.stringify([rows, links, outbox, pgAliases]).toLowerCase();
     expect(everything).not.toContain("jane");
     expect(everything).not.toContain("example.com");

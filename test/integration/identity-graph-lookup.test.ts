@@ -11,7 +11,8 @@
  * for a batch of thousands of ids (an import's 5,000 orders) it filtered all of them for the ids.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GRAPH_LOOKUP_SQL, IdentityGraph } from "../../src/identity/graph.js";
+import { IdentityGraph } from "../../src/identity/graph.js";
+import { GRAPH_LOOKUP_SQL, SqlIdentityGraphStore } from "../../src/stores/identity/sql.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
 import { applyEventsSchema } from "../helpers/bus.js";
 import { explainNodes, type PlanNode } from "../helpers/plans.js";
@@ -61,7 +62,7 @@ for (const adapter of sqlAdapters) {
     });
 
     it("finds known aliases and leaves unknown ones to new identities", async () => {
-      const graph = new IdentityGraph(sql);
+      const graph = new IdentityGraph(new SqlIdentityGraphStore(sql));
       const { links } = await graph.apply("px", [
         { aliases: [{ type: "email", value: "e17" }], assigned: "N1" },
         { aliases: [{ type: "email", value: "nobody@example.com" }], assigned: "N2" },

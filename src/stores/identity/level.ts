@@ -1,0 +1,243 @@
+import { ClassicLevel } from "classic-level";
+import { KeyedLock } from "../locks.js";
+import type { SqlStore } from "../sql/port.js";
+import type { AliasRef, AliasRow, GraphWrite, IdentityGraphStore, PixelGraph } from "./port.js";
+
+/*
+ * Keys (utf8; components joined by NUL, a component holding NUL or \u0001 escaped so the joins stay
+ * unambiguous):
+ *   a␀pixel␀type␀value        → the alias's identity id
+ *   c␀pixel␀identity␀type␀value → ''   every alias of an identity, for merges and repair
+ *   n␀pixel␀identity           → ''   the identity has at least one alias (the lookup's "named")
+ *   m␀copied                   → when the graph was copied from the SQL store's identity_aliases
+ */
+const SEP = "\u0000";
+const ESC = "\u0001";
+/** A component with no NUL: \u0001 → \u0001\u0002, NUL → \u0001\u0001 (rare: ids and hashes hold neither). */
+const part = (s: string) =>
+  s.includes(SEP) || s.includes(ESC) ? s.replaceAll(ESC, `${ESC}\u0002`).replaceAll(SEP, `${ESC}${ESC}`) : s;
+const unpart = (s: string) =>
+  s.includes(ESC) ? s.replaceAll(`${ESC}${ESC}`, SEP).replaceAll(`${ESC}\u0002`, ESC) : s;
+
+const aliasKey = (pixel: string, type: string, value: string) =>
+  `a${SEP}${part(pixel)}${SEP}${part(type)}${SEP}${part(value)}`;
+const memberPrefix = (pixel: string, id: string) => `c${SEP}${part(pixel)}${SEP}${part(id)}${SEP}`;
+const memberKey = (pixel: string, id: string, type: string, value: string) =>
+  `${memberPrefix(pixel, id)}${part(type)}${SEP}${part(value)}`;
+const namedKey = (pixel: string, id: string) => `n${SEP}${part(pixel)}${SEP}${part(id)}`;
+const COPIED = `m${SEP}copied`;
+
+/** Keys starting with `prefix` (which ends with SEP): from it up to the same prefix ending in \u0001. */
+const range = (prefix: string) => ({ gte: prefix, lt: `${prefix.slice(0, -1)}\u0001` });
+
+/** The (type, value) after a member key's prefix. */
+function memberOf(key: string, prefixLength: number): AliasRef {
+  const rest = key.slice(prefixLength);
+  const cut = rest.indexOf(SEP);
+  return { type: unpart(rest.slice(0, cut)), value: unpart(rest.slice(cut + 1)) };
+}
+
+type Op = { type: "put"; key: string; value: string } | { type: "del"; key: string };
+
+/** Rows copied from identity_aliases per read (keyset pages on its primary key). */
+const COPY_PAGE = 20_000;
+
+/**
+ * The graph in LevelDB (classic-level) under DATA_DIR, for the embedded stores: a lookup or a filing
+ * is one native call over thousands of keys, run on libuv's threads, where WebAssembly Postgres spent
+ * one executor probe per alias on its one thread (shared with the bus and ingestion's dedup). The data
+ * directory is locked to one process, so one writer per pixel is an in-process lock. A filing is one
+ * atomic batch, written through to the OS like PGlite's commits (no fsync, as PGlite runs).
+ */
+export class LevelIdentityGraphStore implements IdentityGraphStore {
+  readonly kind = "level" as const;
+  private readonly writers = new KeyedLock();
+  /** The one-time copy from the SQL store, started on first use (after the migrations ran). */
+  private copied: Promise<void> | null = null;
+
+  private constructor(
+    private readonly db: ClassicLevel<string, string>,
+    private readonly sql: SqlStore | null,
+  ) {}
+
+  /**
+   * Opens (creating) the graph in `dir`. A data directory written before the graph moved here keeps
+   * its aliases in the SQL store's `identity_aliases`: on first use they are copied over once, then
+   * deleted there.
+   */
+  static async open(dir: string, sql: SqlStore | null): Promise<LevelIdentityGraphStore> {
+    const db = new ClassicLevel<string, string>(dir, {
+      keyEncoding: "utf8",
+      valueEncoding: "utf8",
+      // Imports file ~15,000 aliases per batch: a larger memtable means fewer, larger compactions.
+      writeBufferSize: 16 * 1024 * 1024,
+    });
+    await db.open();
+    return new LevelIdentityGraphStore(db, sql);
+  }
+
+  private ready(): Promise<void> {
+    if (!this.copied) {
+      const copying = this.copyOnce();
+      // A failed copy is tried again by the next use.
+      copying.catch(() => {
+        if (this.copied === copying) this.copied = null;
+      });
+      this.copied = copying;
+    }
+    return this.copied;
+  }
+
+  private async copyOnce(): Promise<void> {
+    const sql = this.sql;
+    if (!sql || (await this.db.get(COPIED)) !== undefined) return;
+    let after: [string, string, string] | null = null;
+    for (;;) {
+      const { rows }: { rows: { p: string; t: string; v: string; c: string }[] } = await sql.query(
+        `SELECT pixel_id AS p, alias_type AS t, alias_value AS v, canonical_id AS c FROM identity_aliases
+         ${after ? "WHERE (pixel_id, alias_type, alias_value) > ($1, $2, $3)" : ""}
+         ORDER BY pixel_id, alias_type, alias_value LIMIT ${COPY_PAGE}`,
+        after ?? [],
+      );
+      if (rows.length === 0) break;
+      const ops: Op[] = [];
+      for (const r of rows) {
+        ops.push(
+          { type: "put", key: aliasKey(r.p, r.t, r.v), value: r.c },
+          { type: "put", key: memberKey(r.p, r.c, r.t, r.v), value: "" },
+          { type: "put", key: namedKey(r.p, r.c), value: "" },
+        );
+      }
+      await this.db.batch(ops);
+      const last: { p: string; t: string; v: string } = rows[rows.length - 1]!;
+      after = [last.p, last.t, last.v];
+    }
+    await this.db.put(COPIED, new Date().toISOString());
+    // Copied and marked: a crash before this delete leaves rows nothing reads any more.
+    await sql.query("DELETE FROM identity_aliases");
+  }
+
+  async withPixel<T>(pixelId: string, fn: (graph: PixelGraph) => Promise<T>): Promise<T> {
+    await this.ready();
+    return this.writers.run(pixelId, () => fn(new LevelPixelGraph(this.db, pixelId)));
+  }
+
+  async aliases(pixelId: string): Promise<AliasRow[]> {
+    await this.ready();
+    const prefix = `a${SEP}${part(pixelId)}${SEP}`;
+    const out: AliasRow[] = [];
+    for await (const [key, canonical] of this.db.iterator(range(prefix))) {
+      out.push({ ...memberOf(key, prefix.length), canonical });
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+}
+
+class LevelPixelGraph implements PixelGraph {
+  constructor(
+    private readonly db: ClassicLevel<string, string>,
+    private readonly pixel: string,
+  ) {}
+
+  async lookup(aliases: readonly AliasRef[], ids: readonly string[]) {
+    const keys = new Array<string>(aliases.length + ids.length);
+    for (let i = 0; i < aliases.length; i++)
+      keys[i] = aliasKey(this.pixel, aliases[i]!.type, aliases[i]!.value);
+    for (let i = 0; i < ids.length; i++) keys[aliases.length + i] = namedKey(this.pixel, ids[i]!);
+    const values = keys.length ? await this.db.getMany(keys) : [];
+    const found: AliasRow[] = [];
+    const named = new Set<string>();
+    for (let i = 0; i < aliases.length; i++) {
+      const canonical = values[i];
+      if (canonical !== undefined)
+        found.push({ type: aliases[i]!.type, value: aliases[i]!.value, canonical });
+    }
+    for (let i = 0; i < ids.length; i++) if (values[aliases.length + i] !== undefined) named.add(ids[i]!);
+    return { found, named };
+  }
+
+  async write(change: GraphWrite): Promise<AliasRow[]> {
+    const p = this.pixel;
+    const ops: Op[] = [];
+    const out: AliasRow[] = [];
+    /** Aliases set by this write → their identity (later steps read through it). */
+    const setHere = new Map<string, string>();
+    /** Member keys deleted by this write, and identities that lost a member to it. */
+    const unlinked = new Set<string>();
+    const lost = new Set<string>();
+    /** Identity → whether it has an alias after this write, where this write decides it. */
+    const named = new Map<string, boolean>();
+    const set = (type: string, value: string, to: string, from: string | undefined) => {
+      const key = aliasKey(p, type, value);
+      if (from !== undefined && from !== to) {
+        const member = memberKey(p, from, type, value);
+        ops.push({ type: "del", key: member });
+        unlinked.add(member);
+        lost.add(from);
+      }
+      ops.push(
+        { type: "put", key, value: to },
+        { type: "put", key: memberKey(p, to, type, value), value: "" },
+      );
+      setHere.set(key, to);
+      named.set(to, true);
+      out.push({ type, value, canonical: to });
+    };
+
+    // Identities merged away: every alias they have moves to the survivor, and they have none left.
+    for (const [old, survivor] of change.merges) {
+      const prefix = memberPrefix(p, old);
+      for await (const key of this.db.keys(range(prefix))) {
+        const a = memberOf(key, prefix.length);
+        set(a.type, a.value, survivor, old);
+      }
+    }
+    for (const old of change.merges.keys()) named.set(old, false);
+    // New aliases: the lookup under this writer's lock found none.
+    for (const c of change.created) set(c.type, c.value, c.canonical, undefined);
+    // Links may exist (pointing elsewhere): what they point at now is read first.
+    if (change.upserts.length) {
+      const keys = change.upserts.map((u) => aliasKey(p, u.type, u.value));
+      const stored = await this.db.getMany(keys);
+      change.upserts.forEach((u, i) => {
+        const key = keys[i]!;
+        set(u.type, u.value, u.canonical, setHere.has(key) ? setHere.get(key) : stored[i]);
+      });
+    }
+    // An identity that lost a link to another one may have no alias left (not one merged away:
+    // that is decided above).
+    for (const id of lost) {
+      if (named.has(id)) continue;
+      let left = false;
+      for await (const key of this.db.keys(range(memberPrefix(p, id)))) {
+        if (!unlinked.has(key)) {
+          left = true;
+          break;
+        }
+      }
+      named.set(id, left);
+    }
+    for (const [id, has] of named) {
+      ops.push(
+        has ? { type: "put", key: namedKey(p, id), value: "" } : { type: "del", key: namedKey(p, id) },
+      );
+    }
+    if (ops.length) await this.db.batch(ops);
+    return out;
+  }
+
+  async aliasesOf(ids: readonly string[]): Promise<AliasRow[]> {
+    const out: AliasRow[] = [];
+    for (const id of new Set(ids)) {
+      const prefix = memberPrefix(this.pixel, id);
+      for await (const key of this.db.keys(range(prefix))) {
+        out.push({ ...memberOf(key, prefix.length), canonical: id });
+      }
+    }
+    return out;
+  }
+}
