@@ -21,7 +21,7 @@ export interface IdentityWorkerOptions {
   log?: Logger;
   /** Told which pixels' identities changed once their links are in the warehouse (query caches). */
   onChanged?: (pixelIds: string[]) => Promise<void>;
-  /** Messages per batch (one graph transaction per pixel of the batch). */
+  /** Messages per batch (one filing into the graph per pixel of the batch). */
   batchSize?: number;
   pollIntervalMs?: number;
   /** A batch pending this long with a consumer that went quiet is taken over. */
@@ -106,8 +106,8 @@ export class IdentityWorker {
       const sightings = parsed.flatMap((p) => p.sightings);
       try {
         const { change, links } = await this.graph.apply(pixelId, sightings, { repair });
-        // After the commit, outside the transaction (embedded Postgres is one connection, and ingest
-        // waits on it): if this insert fails the messages stay pending and come back in repair mode.
+        // After the graph's commit, outside its writer lock (on a server that lock holds a Postgres
+        // connection): if this insert fails the messages stay pending and come back in repair mode.
         if (links.length) {
           await this.warehouse.insert("identity_links", links as unknown as Record<string, unknown>[]);
         }

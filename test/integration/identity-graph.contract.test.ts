@@ -57,6 +57,8 @@ const s = (assigned: string, ...aliases: [string, string][]): Sighting => ({
 });
 const mapping = (rows: readonly AliasRow[]) =>
   Object.fromEntries(rows.map((r) => [`${r.type}:${r.value}`, r.canonical]));
+const sorted = (rows: readonly AliasRow[]) =>
+  [...rows].sort((a, b) => `${a.type}\u0000${a.value}`.localeCompare(`${b.type}\u0000${b.value}`));
 const linked = (links: readonly { alias_type: string; alias_value: string; canonical_id: string }[]) =>
   Object.fromEntries(links.map((l) => [`${l.alias_type}:${l.alias_value}`, l.canonical_id]));
 
@@ -100,9 +102,20 @@ for (const adapter of adapters) {
       const late = await graph.apply(px, [s("B", ["identity", "x"])]);
       expect(late.change.roots).toStrictEqual(["A"]);
       expect(linked(late.links)).toStrictEqual({ "identity:x": "A" });
-      // B names no identity any more; A does.
+      // B names no identity any more and has no members left; A holds all five.
       const named = await store.withPixel(px, (g) => g.lookup([], ["A", "B"]));
       expect([...named.named]).toStrictEqual(["A"]);
+      const membersOf = (id: string) => store.withPixel(px, async (g) => sorted(await g.aliasesOf([id])));
+      expect(await membersOf("B")).toStrictEqual([]);
+      expect(await membersOf("A")).toStrictEqual(
+        sorted([
+          { type: "canonical", value: "B", canonical: "A" },
+          { type: "email", value: "e", canonical: "A" },
+          { type: "identity", value: "a", canonical: "A" },
+          { type: "identity", value: "b", canonical: "A" },
+          { type: "identity", value: "x", canonical: "A" },
+        ]),
+      );
     });
 
     it("links an id that is not an identity to the identity its aliases belong to", async () => {
@@ -185,8 +198,32 @@ for (const adapter of adapters) {
       ]);
       const { named } = await store.withPixel(px, (g) => g.lookup([], ["X", "W", "Y"]));
       expect([...named].sort()).toStrictEqual(["W", "Y"]);
-      const members = await store.withPixel(px, (g) => g.aliasesOf(["X", "Y"]));
-      expect(mapping(members)).toStrictEqual({ "canonical:N": "Y", "canonical:M": "Y" });
+      const members = await store.withPixel(px, async (g) => sorted(await g.aliasesOf(["X", "Y"])));
+      expect(members).toStrictEqual([
+        { type: "canonical", value: "M", canonical: "Y" },
+        { type: "canonical", value: "N", canonical: "Y" },
+      ]);
+    });
+
+    it("an identity that gains an alias and loses it in the same write is not named", async () => {
+      const px = uniqueName("px");
+      await store.withPixel(px, (g) =>
+        g.write({
+          merges: new Map(),
+          created: [{ type: "email", value: "e", canonical: "A" }],
+          upserts: [],
+        }),
+      );
+      await store.withPixel(px, (g) =>
+        g.write({
+          merges: new Map(),
+          created: [{ type: "canonical", value: "Y", canonical: "X" }],
+          upserts: [{ type: "canonical", value: "Y", canonical: "A" }],
+        }),
+      );
+      const { named } = await store.withPixel(px, (g) => g.lookup([], ["X", "A"]));
+      expect([...named]).toStrictEqual(["A"]);
+      expect(await store.withPixel(px, (g) => g.aliasesOf(["X"]))).toStrictEqual([]);
     });
   });
 }

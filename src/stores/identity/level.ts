@@ -9,7 +9,8 @@ import type { AliasRef, AliasRow, GraphWrite, IdentityGraphStore, PixelGraph } f
  *   a␀pixel␀type␀value        → the alias's identity id
  *   c␀pixel␀identity␀type␀value → ''   every alias of an identity, for merges and repair
  *   n␀pixel␀identity           → ''   the identity has at least one alias (the lookup's "named")
- *   m␀copied                   → when the graph was copied from the SQL store's identity_aliases
+ *   m␀copied, m␀cleared        → when the graph was copied from the SQL store's identity_aliases,
+ *                                and when that table was emptied
  */
 const SEP = "\u0000";
 const ESC = "\u0001";
@@ -26,6 +27,7 @@ const memberKey = (pixel: string, id: string, type: string, value: string) =>
   `${memberPrefix(pixel, id)}${part(type)}${SEP}${part(value)}`;
 const namedKey = (pixel: string, id: string) => `n${SEP}${part(pixel)}${SEP}${part(id)}`;
 const COPIED = `m${SEP}copied`;
+const CLEARED = `m${SEP}cleared`;
 
 /** Keys starting with `prefix` (which ends with SEP): from it up to the same prefix ending in \u0001. */
 const range = (prefix: string) => ({ gte: prefix, lt: `${prefix.slice(0, -1)}\u0001` });
@@ -90,7 +92,16 @@ export class LevelIdentityGraphStore implements IdentityGraphStore {
 
   private async copyOnce(): Promise<void> {
     const sql = this.sql;
-    if (!sql || (await this.db.get(COPIED)) !== undefined) return;
+    if (!sql) return;
+    const [copied, cleared] = await this.db.getMany([COPIED, CLEARED]);
+    if (copied === undefined) await this.copyFrom(sql);
+    if (cleared === undefined) {
+      await sql.query("DELETE FROM identity_aliases");
+      await this.db.put(CLEARED, new Date().toISOString());
+    }
+  }
+
+  private async copyFrom(sql: SqlStore): Promise<void> {
     let after: [string, string, string] | null = null;
     for (;;) {
       const { rows }: { rows: { p: string; t: string; v: string; c: string }[] } = await sql.query(
@@ -112,9 +123,9 @@ export class LevelIdentityGraphStore implements IdentityGraphStore {
       const last: { p: string; t: string; v: string } = rows[rows.length - 1]!;
       after = [last.p, last.t, last.v];
     }
-    await this.db.put(COPIED, new Date().toISOString());
-    // Copied and marked: a crash before this delete leaves rows nothing reads any more.
-    await sql.query("DELETE FROM identity_aliases");
+    // Synced (and with it every batch before it in LevelDB's log) before the table is emptied: the
+    // copy must outlive a power loss that the source would not.
+    await this.db.put(COPIED, new Date().toISOString(), { sync: true });
   }
 
   async withPixel<T>(pixelId: string, fn: (graph: PixelGraph) => Promise<T>): Promise<T> {
@@ -166,25 +177,23 @@ class LevelPixelGraph implements PixelGraph {
     const out: AliasRow[] = [];
     /** Aliases set by this write → their identity (later steps read through it). */
     const setHere = new Map<string, string>();
-    /** Member keys deleted by this write, and identities that lost a member to it. */
+    /** Member keys deleted by this write; identities that gained or lost a member in it. */
     const unlinked = new Set<string>();
-    const lost = new Set<string>();
-    /** Identity → whether it has an alias after this write, where this write decides it. */
-    const named = new Map<string, boolean>();
+    const touched = new Set<string>();
     const set = (type: string, value: string, to: string, from: string | undefined) => {
       const key = aliasKey(p, type, value);
       if (from !== undefined && from !== to) {
         const member = memberKey(p, from, type, value);
         ops.push({ type: "del", key: member });
         unlinked.add(member);
-        lost.add(from);
+        touched.add(from);
       }
       ops.push(
         { type: "put", key, value: to },
         { type: "put", key: memberKey(p, to, type, value), value: "" },
       );
       setHere.set(key, to);
-      named.set(to, true);
+      touched.add(to);
       out.push({ type, value, canonical: to });
     };
 
@@ -196,7 +205,6 @@ class LevelPixelGraph implements PixelGraph {
         set(a.type, a.value, survivor, old);
       }
     }
-    for (const old of change.merges.keys()) named.set(old, false);
     // New aliases: the lookup under this writer's lock found none.
     for (const c of change.created) set(c.type, c.value, c.canonical, undefined);
     // Links may exist (pointing elsewhere): what they point at now is read first.
@@ -208,20 +216,19 @@ class LevelPixelGraph implements PixelGraph {
         set(u.type, u.value, u.canonical, setHere.has(key) ? setHere.get(key) : stored[i]);
       });
     }
-    // An identity that lost a link to another one may have no alias left (not one merged away:
-    // that is decided above).
-    for (const id of lost) {
-      if (named.has(id)) continue;
-      let left = false;
-      for await (const key of this.db.keys(range(memberPrefix(p, id)))) {
-        if (!unlinked.has(key)) {
-          left = true;
-          break;
+    // Whether each identity this write touched has an alias after it: one that holds a key set here
+    // does; one merged away has given up every member above; another that lost a member is asked.
+    const holding = new Set(setHere.values());
+    for (const id of touched) {
+      let has = holding.has(id);
+      if (!has && !change.merges.has(id)) {
+        for await (const key of this.db.keys(range(memberPrefix(p, id)))) {
+          if (!unlinked.has(key)) {
+            has = true;
+            break;
+          }
         }
       }
-      named.set(id, left);
-    }
-    for (const [id, has] of named) {
       ops.push(
         has ? { type: "put", key: namedKey(p, id), value: "" } : { type: "del", key: namedKey(p, id) },
       );
