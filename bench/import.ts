@@ -3,7 +3,8 @@
  * generated realistic orders in a JSON Lines file, run as a child process on a fresh embedded store,
  * with its peak RSS; against a bare baseline in the same run: the same file read, JSON.parse'd, turned
  * into the same rows (orderRow / orderLineRows) and inserted straight into a fresh chDB warehouse in
- * batches of 100,000, with no validation, versions, identity graph or bus messages. Again on Postgres +
+ * batches of 100,000, with no validation, versions, identity graph or bus messages — run before and after
+ * the import, the ratio against the mean of the two. Again on Postgres +
  * Redis servers (chDB still the warehouse) when BENCH_DATABASE_URL / BENCH_REDIS_URL (or
  * TEST_DATABASE_URL / TEST_REDIS_URL) are set: there the identity graph runs in the Postgres server's
  * own process instead of WebAssembly Postgres on a thread of the command. One summary line on stdout;
@@ -147,6 +148,12 @@ try {
     `generated ${ORDERS} orders (${(size / 1024 / 1024).toFixed(0)} MB) in ${((performance.now() - t) / 1000).toFixed(1)} s`,
   );
 
+  // This machine's speed drifts by 2-3x within minutes: the baseline runs on both sides of the
+  // import, and the ratio is against the mean of the two.
+  const before = await baseline(file);
+  log(
+    `baseline (before the import): ${(before.ms / 1000).toFixed(1)} s (${Math.round((before.rows * 1000) / before.ms)} orders/s)`,
+  );
   const env = { DATA_DIR: join(work, "data"), LOG_LEVEL: "silent" };
   const run = await importInto(file, env, "import");
   const importRate = run.rate;
@@ -169,14 +176,17 @@ try {
     }
   }
 
-  const base = await baseline(file);
-  const baseRate = (base.rows * 1000) / base.ms;
-  log(`baseline: ${(base.ms / 1000).toFixed(1)} s (${Math.round(baseRate)} orders/s)`);
+  const after = await baseline(file);
+  const rateOf = (b: { ms: number; rows: number }) => (b.rows * 1000) / b.ms;
+  log(
+    `baseline (after the import): ${(after.ms / 1000).toFixed(1)} s (${Math.round(rateOf(after))} orders/s)`,
+  );
+  const baseRate = (rateOf(before) + rateOf(after)) / 2;
   const onServers = servers
     ? ` | servers ${Math.round(servers.rate)} orders/s ratio ${(servers.rate / baseRate).toFixed(2)} peak RSS ${Math.round(servers.peakRssKb / 1024)} MB`
     : "";
   process.stdout.write(
-    `bench:import import ${Math.round(importRate)} orders/s | baseline ${Math.round(baseRate)} orders/s | ` +
+    `bench:import import ${Math.round(importRate)} orders/s | baseline ${Math.round(baseRate)} orders/s (before ${Math.round(rateOf(before))}, after ${Math.round(rateOf(after))}) | ` +
       `ratio ${(importRate / baseRate).toFixed(2)} | peak RSS ${Math.round(run.peakRssKb / 1024)} MB${onServers}\n`,
   );
 } finally {
