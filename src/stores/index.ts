@@ -66,10 +66,10 @@ export async function openStores(
       : await (await import("./sql/pglite.js")).PgliteSqlStore.open(join(config.DATA_DIR, "pg"));
     opened.push(sql);
     // Embedded Postgres means a data directory locked to this process: the graph can live beside it
-    // in LevelDB, off PGlite's one thread (docs/identity.md).
+    // in LevelDB, off PGlite's one thread and on a thread of its own (docs/identity.md).
     const identity: IdentityGraphStore = config.DATABASE_URL
       ? new SqlIdentityGraphStore(sql)
-      : await (await import("./identity/level.js")).LevelIdentityGraphStore.open(
+      : new (await import("./identity/level-thread.js")).LevelThreadIdentityGraphStore(
           join(config.DATA_DIR, "identity"),
           sql,
         );

@@ -1,17 +1,20 @@
 /**
  * The identity graph of record, the same on every adapter: Postgres `identity_aliases` (PGlite here,
- * a server when TEST_DATABASE_URL is set) and LevelDB (the embedded stores' graph), driven through
- * IdentityGraph as the identity worker drives it.
+ * a server when TEST_DATABASE_URL is set) and LevelDB (the embedded stores' graph, in this thread and
+ * on its own thread as the service runs it), driven through IdentityGraph as the identity worker
+ * drives it.
  *
  * Worked example (the merge below): A holds identity:a, B holds identity:b and email:e. A sighting of
  * identity:a with email:e, filed under A, finds two identities: B is merged into A (A < B), so
  * identity:b and email:e move to A and canonical:B → A is written — rows stored under B resolve to A
  * in one hop. A row later stored under B with a new alias x files x under A.
  */
+import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IdentityGraph } from "../../src/identity/graph.js";
 import type { Sighting } from "../../src/identity/union.js";
 import { LevelIdentityGraphStore } from "../../src/stores/identity/level.js";
+import { LevelThreadIdentityGraphStore } from "../../src/stores/identity/level-thread.js";
 import type { AliasRow, IdentityGraphStore } from "../../src/stores/identity/port.js";
 import { SqlIdentityGraphStore } from "../../src/stores/identity/sql.js";
 import { PgliteSqlStore } from "../../src/stores/sql/pglite.js";
@@ -24,6 +27,15 @@ interface OpenedGraph {
   close(): Promise<void>;
 }
 
+/** LevelDB in this thread, and on a thread of its own (what the embedded stores run). */
+const levelVariants: {
+  name: string;
+  open(dir: string, sql: SqlStore | null): Promise<IdentityGraphStore>;
+}[] = [
+  { name: "level", open: (dir, sql) => LevelIdentityGraphStore.open(dir, sql) },
+  { name: "level on its own thread", open: async (dir, sql) => new LevelThreadIdentityGraphStore(dir, sql) },
+];
+
 const adapters: { name: string; available: boolean; open(): Promise<OpenedGraph> }[] = [
   ...sqlAdapters.map((a) => ({
     name: `sql: ${a.name}`,
@@ -34,12 +46,12 @@ const adapters: { name: string; available: boolean; open(): Promise<OpenedGraph>
       return { store: new SqlIdentityGraphStore(opened.store), close: () => opened.close() };
     },
   })),
-  {
-    name: "level",
+  ...levelVariants.map((v) => ({
+    name: v.name,
     available: true,
     async open() {
       const dir = tempDir("pixelhouse-identity-");
-      const store = await LevelIdentityGraphStore.open(dir.path, null);
+      const store = await v.open(dir.path, null);
       return {
         store,
         async close() {
@@ -48,7 +60,7 @@ const adapters: { name: string; available: boolean; open(): Promise<OpenedGraph>
         },
       };
     },
-  },
+  })),
 ];
 
 const s = (assigned: string, ...aliases: [string, string][]): Sighting => ({
@@ -228,83 +240,140 @@ for (const adapter of adapters) {
   });
 }
 
-describe("identity graph in LevelDB", () => {
-  it("keeps aliases holding NUL and \\u0001 apart and whole, also in a pixel id", async () => {
-    const dir = tempDir("pixelhouse-identity-");
-    const store = await LevelIdentityGraphStore.open(dir.path, null);
-    try {
-      const graph = new IdentityGraph(store);
-      await graph.apply("p", [s("A", ["user", "x\u0000y"], ["user", "x\u0001\u0000"])]);
-      await graph.apply("p\u0001", [s("B", ["user", "x"])]);
-      await graph.apply("p\u0000q", [s("C", ["user", "\u0001"])]);
-      expect(mapping(await store.aliases("p"))).toStrictEqual({
-        "user:x\u0000y": "A",
-        "user:x\u0001\u0000": "A",
-      });
-      expect(mapping(await store.aliases("p\u0001"))).toStrictEqual({ "user:x": "B" });
-      expect(mapping(await store.aliases("p\u0000q"))).toStrictEqual({ "user:\u0001": "C" });
-      const again = await graph.apply("p", [s("Z", ["user", "x\u0000y"])]);
-      expect(linked(again.links)).toStrictEqual({ "canonical:Z": "A" });
-    } finally {
-      await store.close();
-      dir.remove();
-    }
-  });
+for (const variant of levelVariants)
+  describe(`identity graph in LevelDB: ${variant.name}`, () => {
+    it("keeps aliases holding NUL and \\u0001 apart and whole, also in a pixel id", async () => {
+      const dir = tempDir("pixelhouse-identity-");
+      const store = await variant.open(dir.path, null);
+      try {
+        const graph = new IdentityGraph(store);
+        await graph.apply("p", [s("A", ["user", "x\u0000y"], ["user", "x\u0001\u0000"])]);
+        await graph.apply("p\u0001", [s("B", ["user", "x"])]);
+        await graph.apply("p\u0000q", [s("C", ["user", "\u0001"])]);
+        expect(mapping(await store.aliases("p"))).toStrictEqual({
+          "user:x\u0000y": "A",
+          "user:x\u0001\u0000": "A",
+        });
+        expect(mapping(await store.aliases("p\u0001"))).toStrictEqual({ "user:x": "B" });
+        expect(mapping(await store.aliases("p\u0000q"))).toStrictEqual({ "user:\u0001": "C" });
+        const again = await graph.apply("p", [s("Z", ["user", "x\u0000y"])]);
+        expect(linked(again.links)).toStrictEqual({ "canonical:Z": "A" });
+      } finally {
+        await store.close();
+        dir.remove();
+      }
+    });
 
-  it("keeps the graph across a restart", async () => {
-    const dir = tempDir("pixelhouse-identity-");
-    let store = await LevelIdentityGraphStore.open(dir.path, null);
-    try {
-      await new IdentityGraph(store).apply("p", [s("A", ["email", "e"])]);
-      await store.close();
-      store = await LevelIdentityGraphStore.open(dir.path, null);
-      const r = await new IdentityGraph(store).apply("p", [s("N", ["email", "e"])]);
-      expect(linked(r.links)).toStrictEqual({ "canonical:N": "A" });
-    } finally {
-      await store.close();
-      dir.remove();
-    }
-  });
+    it("keeps the graph across a restart", async () => {
+      const dir = tempDir("pixelhouse-identity-");
+      let store = await variant.open(dir.path, null);
+      try {
+        await new IdentityGraph(store).apply("p", [s("A", ["email", "e"])]);
+        await store.close();
+        store = await variant.open(dir.path, null);
+        const r = await new IdentityGraph(store).apply("p", [s("N", ["email", "e"])]);
+        expect(linked(r.links)).toStrictEqual({ "canonical:N": "A" });
+      } finally {
+        await store.close();
+        dir.remove();
+      }
+    });
 
-  it("copies a data directory's aliases from the SQL store once, on first use, and empties the table", async () => {
-    const dir = tempDir("pixelhouse-identity-");
-    let sql: SqlStore | null = null;
-    let store: LevelIdentityGraphStore | null = null;
-    try {
-      sql = await PgliteSqlStore.open();
-      await applyEventsSchema(sql);
-      // More than one page of the copy (20,000 rows), over two pixels.
-      await sql.query(
-        `INSERT INTO identity_aliases (pixel_id, alias_type, alias_value, canonical_id)
+    it("copies a data directory's aliases from the SQL store once, on first use, and empties the table", async () => {
+      const dir = tempDir("pixelhouse-identity-");
+      let sql: SqlStore | null = null;
+      let store: IdentityGraphStore | null = null;
+      try {
+        sql = await PgliteSqlStore.open();
+        await applyEventsSchema(sql);
+        // More than one page of the copy (20,000 rows), over two pixels.
+        await sql.query(
+          `INSERT INTO identity_aliases (pixel_id, alias_type, alias_value, canonical_id)
          SELECT CASE WHEN i % 2 = 0 THEN 'p1' ELSE 'p2' END, 'email', 'e' || i, 'c' || (i / 3)
          FROM generate_series(0, 24999) AS i`,
-      );
-      store = await LevelIdentityGraphStore.open(dir.path, sql);
-      const p1 = await store.aliases("p1");
-      expect(p1).toHaveLength(12_500);
-      expect(mapping(p1)["email:e300"]).toBe("c100");
-      expect((await store.aliases("p2")).length).toBe(12_500);
-      const { rows } = await sql.query<{ n: string }>("SELECT count(*) AS n FROM identity_aliases");
-      expect(Number(rows[0]!.n)).toBe(0);
-      // The copied graph works as filed: e300's identity c100 takes the new row's id as a link.
-      const r = await new IdentityGraph(store).apply("p1", [s("N", ["email", "e300"])]);
-      expect(linked(r.links)).toStrictEqual({ "canonical:N": "c100" });
-      const members = await store.withPixel("p1", (g) => g.aliasesOf(["c100"]));
-      expect(mapping(members)).toStrictEqual({
-        "email:e300": "c100",
-        "email:e302": "c100",
-        "canonical:N": "c100",
-      });
-      // Copied once: a row that appears in the table afterwards is not read.
-      await store.close();
-      await sql.query(
-        "INSERT INTO identity_aliases (pixel_id, alias_type, alias_value, canonical_id) VALUES ('p1', 'email', 'late', 'L')",
-      );
-      store = await LevelIdentityGraphStore.open(dir.path, sql);
-      expect(mapping(await store.aliases("p1"))["email:late"]).toBeUndefined();
+        );
+        store = await variant.open(dir.path, sql);
+        const p1 = await store.aliases("p1");
+        expect(p1).toHaveLength(12_500);
+        expect(mapping(p1)["email:e300"]).toBe("c100");
+        expect((await store.aliases("p2")).length).toBe(12_500);
+        const { rows } = await sql.query<{ n: string }>("SELECT count(*) AS n FROM identity_aliases");
+        expect(Number(rows[0]!.n)).toBe(0);
+        // The copied graph works as filed: e300's identity c100 takes the new row's id as a link.
+        const r = await new IdentityGraph(store).apply("p1", [s("N", ["email", "e300"])]);
+        expect(linked(r.links)).toStrictEqual({ "canonical:N": "c100" });
+        const members = await store.withPixel("p1", (g) => g.aliasesOf(["c100"]));
+        expect(mapping(members)).toStrictEqual({
+          "email:e300": "c100",
+          "email:e302": "c100",
+          "canonical:N": "c100",
+        });
+        // Copied once: a row that appears in the table afterwards is not read.
+        await store.close();
+        await sql.query(
+          "INSERT INTO identity_aliases (pixel_id, alias_type, alias_value, canonical_id) VALUES ('p1', 'email', 'late', 'L')",
+        );
+        store = await variant.open(dir.path, sql);
+        expect(mapping(await store.aliases("p1"))["email:late"]).toBeUndefined();
+      } finally {
+        await store?.close();
+        await sql?.close();
+        dir.remove();
+      }
+    });
+  });
+
+describe("identity graph in LevelDB on its own thread", () => {
+  it("starts its thread on first use, not when the stores open", async () => {
+    const dir = tempDir("pixelhouse-identity-");
+    const path = `${dir.path}/graph`;
+    const store = new LevelThreadIdentityGraphStore(path, null);
+    try {
+      expect(existsSync(path)).toBe(false);
+      await new IdentityGraph(store).apply("p", [s("A", ["email", "e"])]);
+      expect(existsSync(path)).toBe(true);
+      expect(mapping(await store.aliases("p"))).toStrictEqual({ "email:e": "A" });
     } finally {
-      await store?.close();
-      await sql?.close();
+      await store.close();
+      dir.remove();
+    }
+  });
+
+  it("fails each call with the reason while LevelDB cannot be opened, and works once it can", async () => {
+    const dir = tempDir("pixelhouse-identity-");
+    // Another holder of the directory (LevelDB's lock): the thread cannot open it.
+    const holder = await LevelIdentityGraphStore.open(dir.path, null);
+    const store = new LevelThreadIdentityGraphStore(dir.path, null);
+    try {
+      await expect(store.aliases("p")).rejects.toThrow(/identity graph in .*lock/i);
+      await expect(new IdentityGraph(store).apply("p", [s("A", ["email", "e"])])).rejects.toThrow(
+        /identity graph in/,
+      );
+      await holder.close();
+      await new IdentityGraph(store).apply("p", [s("A", ["email", "e"])]);
+      expect(mapping(await store.aliases("p"))).toStrictEqual({ "email:e": "A" });
+    } finally {
+      await holder.close().catch(() => {});
+      await store.close();
+      dir.remove();
+    }
+  });
+
+  it("refuses calls once closed, with or without a thread started", async () => {
+    const dir = tempDir("pixelhouse-identity-");
+    const unused = new LevelThreadIdentityGraphStore(`${dir.path}/a`, null);
+    const used = new LevelThreadIdentityGraphStore(`${dir.path}/b`, null);
+    try {
+      await unused.close();
+      await expect(unused.aliases("p")).rejects.toThrow(/closed/);
+      await new IdentityGraph(used).apply("p", [s("A", ["email", "e"])]);
+      await used.close();
+      await expect(used.aliases("p")).rejects.toThrow(/closed/);
+      // Closed cleanly: the directory opens again with the filing in it.
+      const again = await LevelIdentityGraphStore.open(`${dir.path}/b`, null);
+      expect(mapping(await again.aliases("p"))).toStrictEqual({ "email:e": "A" });
+      await again.close();
+    } finally {
       dir.remove();
     }
   });

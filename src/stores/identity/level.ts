@@ -1,6 +1,7 @@
 import { ClassicLevel } from "classic-level";
 import { KeyedLock } from "../locks.js";
 import type { SqlStore } from "../sql/port.js";
+import { type CopiedAlias, type CopyMarkers, type CopyTarget, copyAliasesOnce } from "./copy-from-sql.js";
 import type { AliasRef, AliasRow, GraphWrite, IdentityGraphStore, PixelGraph } from "./port.js";
 
 /*
@@ -41,8 +42,28 @@ function memberOf(key: string, prefixLength: number): AliasRef {
 
 type Op = { type: "put"; key: string; value: string } | { type: "del"; key: string };
 
-/** Rows copied from identity_aliases per read (keyset pages on its primary key). */
-const COPY_PAGE = 20_000;
+/** `lookup`'s answer from `values`' (aliases first, then ids). */
+export function lookupResult(
+  aliases: readonly AliasRef[],
+  ids: readonly string[],
+  values: readonly (string | undefined | null)[],
+): { found: AliasRow[]; named: Set<string> } {
+  const found: AliasRow[] = [];
+  const named = new Set<string>();
+  for (let i = 0; i < aliases.length; i++) {
+    const canonical = values[i];
+    if (canonical != null) found.push({ type: aliases[i]!.type, value: aliases[i]!.value, canonical });
+  }
+  for (let i = 0; i < ids.length; i++) if (values[aliases.length + i] != null) named.add(ids[i]!);
+  return { found, named };
+}
+
+/** `write`'s answer: the aliases merges moved, then the created ones, then the upserts — each set once. */
+export const writtenRows = (moved: readonly AliasRow[], change: GraphWrite): AliasRow[] => [
+  ...moved,
+  ...change.created,
+  ...change.upserts,
+];
 
 /**
  * The graph in LevelDB (classic-level) under DATA_DIR, for the embedded stores: a lookup or a filing
@@ -51,7 +72,7 @@ const COPY_PAGE = 20_000;
  * directory is locked to one process, so one writer per pixel is an in-process lock. A filing is one
  * atomic batch, written through to the OS like PGlite's commits (no fsync, as PGlite runs).
  */
-export class LevelIdentityGraphStore implements IdentityGraphStore {
+export class LevelIdentityGraphStore implements IdentityGraphStore, CopyTarget {
   readonly kind = "level" as const;
   private readonly writers = new KeyedLock();
   /** The one-time copy from the SQL store, started on first use (after the migrations ran). */
@@ -91,44 +112,37 @@ export class LevelIdentityGraphStore implements IdentityGraphStore {
   }
 
   private async copyOnce(): Promise<void> {
-    const sql = this.sql;
-    if (!sql) return;
-    const [copied, cleared] = await this.db.getMany([COPIED, CLEARED]);
-    if (copied === undefined) await this.copyFrom(sql);
-    if (cleared === undefined) {
-      await sql.query("DELETE FROM identity_aliases");
-      await this.db.put(CLEARED, new Date().toISOString());
-    }
+    if (this.sql) await copyAliasesOnce(this, this.sql);
   }
 
-  private async copyFrom(sql: SqlStore): Promise<void> {
-    let after: [string, string, string] | null = null;
-    for (;;) {
-      const { rows }: { rows: { p: string; t: string; v: string; c: string }[] } = await sql.query(
-        `SELECT pixel_id AS p, alias_type AS t, alias_value AS v, canonical_id AS c FROM identity_aliases
-         ${after ? "WHERE (pixel_id, alias_type, alias_value) > ($1, $2, $3)" : ""}
-         ORDER BY pixel_id, alias_type, alias_value LIMIT ${COPY_PAGE}`,
-        after ?? [],
+  async copyMarkers(): Promise<CopyMarkers> {
+    const [copied, cleared] = await this.db.getMany([COPIED, CLEARED]);
+    return { copied: copied !== undefined, cleared: cleared !== undefined };
+  }
+
+  async copyPage(rows: readonly CopiedAlias[]): Promise<void> {
+    const ops: Op[] = [];
+    for (const r of rows) {
+      ops.push(
+        { type: "put", key: aliasKey(r.p, r.t, r.v), value: r.c },
+        { type: "put", key: memberKey(r.p, r.c, r.t, r.v), value: "" },
+        { type: "put", key: namedKey(r.p, r.c), value: "" },
       );
-      if (rows.length === 0) break;
-      const ops: Op[] = [];
-      for (const r of rows) {
-        ops.push(
-          { type: "put", key: aliasKey(r.p, r.t, r.v), value: r.c },
-          { type: "put", key: memberKey(r.p, r.c, r.t, r.v), value: "" },
-          { type: "put", key: namedKey(r.p, r.c), value: "" },
-        );
-      }
-      await this.db.batch(ops);
-      const last: { p: string; t: string; v: string } = rows[rows.length - 1]!;
-      after = [last.p, last.t, last.v];
     }
+    if (ops.length) await this.db.batch(ops);
+  }
+
+  async markCopied(): Promise<void> {
     // Synced (and with it every batch before it in LevelDB's log) before the table is emptied: the
     // copy must outlive a power loss that the source would not.
     await this.db.put(COPIED, new Date().toISOString(), { sync: true });
   }
 
-  async withPixel<T>(pixelId: string, fn: (graph: PixelGraph) => Promise<T>): Promise<T> {
+  async markCleared(): Promise<void> {
+    await this.db.put(CLEARED, new Date().toISOString());
+  }
+
+  async withPixel<T>(pixelId: string, fn: (graph: LevelPixelGraph) => Promise<T>): Promise<T> {
     await this.ready();
     return this.writers.run(pixelId, () => fn(new LevelPixelGraph(this.db, pixelId)));
   }
@@ -148,33 +162,42 @@ export class LevelIdentityGraphStore implements IdentityGraphStore {
   }
 }
 
-class LevelPixelGraph implements PixelGraph {
+export class LevelPixelGraph implements PixelGraph {
   constructor(
     private readonly db: ClassicLevel<string, string>,
     private readonly pixel: string,
   ) {}
 
   async lookup(aliases: readonly AliasRef[], ids: readonly string[]) {
-    const keys = new Array<string>(aliases.length + ids.length);
-    for (let i = 0; i < aliases.length; i++)
-      keys[i] = aliasKey(this.pixel, aliases[i]!.type, aliases[i]!.value);
-    for (let i = 0; i < ids.length; i++) keys[aliases.length + i] = namedKey(this.pixel, ids[i]!);
-    const values = keys.length ? await this.db.getMany(keys) : [];
-    const found: AliasRow[] = [];
-    const named = new Set<string>();
-    for (let i = 0; i < aliases.length; i++) {
-      const canonical = values[i];
-      if (canonical !== undefined)
-        found.push({ type: aliases[i]!.type, value: aliases[i]!.value, canonical });
-    }
-    for (let i = 0; i < ids.length; i++) if (values[aliases.length + i] !== undefined) named.add(ids[i]!);
-    return { found, named };
+    const values = await this.values(
+      aliases.map((a) => a.type),
+      aliases.map((a) => a.value),
+      ids,
+    );
+    return lookupResult(aliases, ids, values);
+  }
+
+  /** The stored identity of each alias (types[i], values[i]), then whether each id is named, in order. */
+  async values(
+    types: readonly string[],
+    values: readonly string[],
+    ids: readonly string[],
+  ): Promise<(string | undefined)[]> {
+    const keys = new Array<string>(types.length + ids.length);
+    for (let i = 0; i < types.length; i++) keys[i] = aliasKey(this.pixel, types[i]!, values[i]!);
+    for (let i = 0; i < ids.length; i++) keys[types.length + i] = namedKey(this.pixel, ids[i]!);
+    return keys.length ? await this.db.getMany(keys) : [];
   }
 
   async write(change: GraphWrite): Promise<AliasRow[]> {
+    return writtenRows(await this.applyWrite(change), change);
+  }
+
+  /** Applies the write; returns the aliases its merges moved (in the order `write` lists them). */
+  async applyWrite(change: GraphWrite): Promise<AliasRow[]> {
     const p = this.pixel;
     const ops: Op[] = [];
-    const out: AliasRow[] = [];
+    const moved: AliasRow[] = [];
     /** Aliases set by this write → their identity (later steps read through it). */
     const setHere = new Map<string, string>();
     /** Member keys deleted by this write; identities that gained or lost a member in it. */
@@ -194,7 +217,6 @@ class LevelPixelGraph implements PixelGraph {
       );
       setHere.set(key, to);
       touched.add(to);
-      out.push({ type, value, canonical: to });
     };
 
     // Identities merged away: every alias they have moves to the survivor, and they have none left.
@@ -203,6 +225,7 @@ class LevelPixelGraph implements PixelGraph {
       for await (const key of this.db.keys(range(prefix))) {
         const a = memberOf(key, prefix.length);
         set(a.type, a.value, survivor, old);
+        moved.push({ type: a.type, value: a.value, canonical: survivor });
       }
     }
     // New aliases: the lookup under this writer's lock found none.
@@ -234,7 +257,7 @@ class LevelPixelGraph implements PixelGraph {
       );
     }
     if (ops.length) await this.db.batch(ops);
-    return out;
+    return moved;
   }
 
   async aliasesOf(ids: readonly string[]): Promise<AliasRow[]> {
