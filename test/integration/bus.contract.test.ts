@@ -57,6 +57,24 @@ for (const adapter of busAdapters) {
       expect([...one, ...rest].map((m) => m.id)).toStrictEqual([...first, ...second]);
     });
 
+    it("a publish of many messages keeps their order, keys and payloads (the SQL bus binds over 1,000 as arrays)", async () => {
+      const s = stream();
+      const many = Array.from({ length: 1001 }, (_, i) =>
+        msg(`m${i}`, { i, text: `"quoted" \\ {braces} é ${i}` }),
+      );
+      const ids = [...(await bus.publish(s, many)), ...(await bus.publish(s, many.slice(0, 2)))];
+      expect(new Set(ids).size).toBe(1003);
+      const got: BusMessage[] = [];
+      for (let batch = await bus.read(s, "g", "c1", { count: 500 }); batch.length; ) {
+        got.push(...batch);
+        batch = await bus.read(s, "g", "c1", { count: 500 });
+      }
+      expect(got.map((m) => m.id)).toStrictEqual(ids);
+      expect(keys(got)).toStrictEqual([...many, ...many.slice(0, 2)].map((m) => m.key));
+      expect(got[1000]!.payload).toStrictEqual(many[1000]!.payload);
+      expect(got[1002]!.payload).toStrictEqual(many[1]!.payload);
+    });
+
     it("every group gets every message; the consumers of one group share them", async () => {
       const s = stream();
       await bus.publish(s, [msg("1"), msg("2"), msg("3")]);

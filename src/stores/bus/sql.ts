@@ -73,6 +73,31 @@ UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL WHERE NOT EXISTS (SELECT 1 FROM g)
 ORDER BY n`;
 
+/**
+ * Messages up to this many are bound one parameter per key and payload (a VALUES list); more go as
+ * two text arrays. A payload inside an array parameter is parsed again as an array literal, character
+ * by character with its quotes escaped: a 740 KB sightings message took ~40 ms to publish that way on
+ * embedded Postgres, ~17 ms as a parameter of its own.
+ */
+const VALUES_MAX = 1000;
+
+/** The rows (k, p, ord) of a publish of `n` messages: placeholders from $3 on, or the arrays $3 and $4. */
+function messageRows(n: number): string {
+  if (n > VALUES_MAX) return "unnest($3::text[], $4::text[]) WITH ORDINALITY";
+  const rows = new Array<string>(n);
+  for (let i = 0; i < n; i++) rows[i] = `($${3 + 2 * i}::text, $${4 + 2 * i}::text, ${i + 1})`;
+  return `(VALUES ${rows.join(", ")})`;
+}
+
+function interleave(keys: readonly string[], payloads: readonly string[]): string[] {
+  const out = new Array<string>(2 * keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    out[2 * i] = keys[i]!;
+    out[2 * i + 1] = payloads[i]!;
+  }
+  return out;
+}
+
 /** A consumer group's key in the set of groups a process has made sure of. */
 const groupName = (stream: string, group: string) => `${stream}\u0000${group}`;
 
@@ -96,6 +121,8 @@ export class SqlBus implements Bus {
   async publish(stream: string, messages: readonly OutgoingMessage[]): Promise<string[]> {
     assertBusName("stream", stream);
     if (messages.length === 0) return [];
+    const keys = messages.map((m) => m.key);
+    const payloads = messages.map((m) => JSON.stringify(m.payload ?? null));
     const { rows } = await this.sql.query<{ id: string }>(
       `WITH s AS (
          INSERT INTO bus_streams AS s (stream, last_id) VALUES ($1, $2)
@@ -104,14 +131,11 @@ export class SqlBus implements Bus {
        )
        INSERT INTO bus_messages (stream, id, key, payload)
        SELECT $1, s.last_id - $2 + t.ord, t.k, t.p
-       FROM s, unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(k, p, ord)
+       FROM s, ${messageRows(messages.length)} AS t(k, p, ord)
        RETURNING id::text AS id`,
-      [
-        stream,
-        messages.length,
-        messages.map((m) => m.key),
-        messages.map((m) => JSON.stringify(m.payload ?? null)),
-      ],
+      messages.length > VALUES_MAX
+        ? [stream, messages.length, keys, payloads]
+        : [stream, messages.length, ...interleave(keys, payloads)],
     );
     return rows.map((r) => r.id).sort((a, b) => Number(a) - Number(b));
   }
