@@ -3,55 +3,11 @@ import { ulidFactory } from "../shared/random.js";
 import type { Alias, GraphChange, Sighting } from "./union.js";
 
 /** What this process knows of one alias of a pixel. */
-export interface Remembered {
+interface Remembered {
   /** The identity it last gave or learned for the alias. */
   id: string;
   /** The identity the worker filed the alias under (not merely assigned here); undefined until then. */
   filed: string | undefined;
-}
-
-/** The map under `key`, made on first use. */
-function inner<K, V>(outer: Map<K, Map<string, V>>, key: K): Map<string, V> {
-  let m = outer.get(key);
-  if (!m) {
-    m = new Map();
-    outer.set(key, m);
-  }
-  return m;
-}
-
-/**
- * What the process remembers per alias, bounded: two generations of maps, pixel → type → value (the
- * hashlru scheme: reads and writes go to the young one, a hit in the old one is copied up, and when
- * the young one holds `max / 2` entries it becomes the old one). No key string is built per alias and
- * no recency list is kept: in an import these lookups ran ~1 µs each with joined keys in an LRU cache.
- */
-export class AliasMemory {
-  private young = new Map<string, Map<string, Map<string, Remembered>>>();
-  private old = new Map<string, Map<string, Map<string, Remembered>>>();
-  private youngSize = 0;
-
-  constructor(private readonly max: number) {}
-
-  get(pixel: string, a: Alias): Remembered | undefined {
-    const hit = this.young.get(pixel)?.get(a.type)?.get(a.value);
-    if (hit !== undefined) return hit;
-    const old = this.old.get(pixel)?.get(a.type)?.get(a.value);
-    if (old !== undefined) this.set(pixel, a, old);
-    return old;
-  }
-
-  set(pixel: string, a: Alias, value: Remembered): void {
-    const values = inner(inner(this.young, pixel), a.type);
-    const size = values.size;
-    values.set(a.value, value);
-    if (values.size === size) return;
-    if (++this.youngSize >= this.max / 2) {
-      this.old = this.young;
-      this.young = new Map();
-      this.youngSize = 0;
-    }
-  }
 }
 
 /** Ids for a batch's groups of aliases, and which groups bring the graph nothing new. */
@@ -73,13 +29,14 @@ export interface Assignment {
  * sighting and links the id to the identity it belongs to, so a stored row resolves in one hop.
  * Aliases sharing a batch share an id, so a request that links identities stores them as one.
  *
- * One entry per alias holds both what was assigned and what was filed: every event and order line
- * goes through here on the main thread. One memory means aliases newly assigned can push out ones the
- * worker filed; a group whose filed entry is gone is only published again (the worker finds nothing
- * new), never given a wrong id.
+ * One cache entry per alias holds both what was assigned and what was filed, and each alias's key is
+ * built once per call: every event and order line goes through here on the main thread, and in an
+ * import the cache lookups and their key strings were the largest single cost of that thread. One
+ * cache means aliases newly assigned can push out ones the worker filed; a group whose filed entry is
+ * gone is only published again (the worker finds nothing new), never given a wrong id.
  */
 export class IdentityAssigner {
-  private readonly aliases = new AliasMemory(300_000);
+  private readonly aliases = new LRUCache<string, Remembered>({ max: 200_000 });
   /** Identities merged away → their survivor, so remembered ids follow merges at once. */
   private readonly merged = new LRUCache<string, string>({ max: 100_000 });
   private readonly newId = ulidFactory();
@@ -102,6 +59,7 @@ export class IdentityAssigner {
 
   /** The ids of `assign`, and which groups are already filed under theirs. */
   assignGroups(pixelId: string, groups: readonly (readonly Alias[])[]): Assignment {
+    const keys = groups.map((g) => g.map((a) => `${pixelId}\u0000${a.type}\u0000${a.value}`));
     // Components of groups linked by a shared alias (union-find over group indexes).
     const parent = groups.map((_, i) => i);
     const find = (i: number): number => {
@@ -111,17 +69,15 @@ export class IdentityAssigner {
       }
       return i;
     };
-    // The first group of each alias, per type: no joined key strings.
-    const firstGroupOf = new Map<string, Map<string, number>>();
-    groups.forEach((g, i) => {
-      for (const a of g) {
-        const values = inner(firstGroupOf, a.type);
-        const j = values.get(a.value);
-        if (j === undefined) values.set(a.value, i);
+    const firstGroupOf = new Map<string, number>();
+    keys.forEach((ks, i) => {
+      for (const k of ks) {
+        const j = firstGroupOf.get(k);
+        if (j === undefined) firstGroupOf.set(k, i);
         else parent[find(i)] = find(j);
       }
     });
-    const entries = groups.map((g) => g.map((a) => this.aliases.get(pixelId, a)));
+    const entries = keys.map((ks) => ks.map((k) => this.aliases.get(k)));
     const idOf = new Map<number, string>();
     entries.forEach((es, i) => {
       for (const e of es) {
@@ -146,14 +102,13 @@ export class IdentityAssigner {
     const known = entries.map((es, i) =>
       es.every((e) => e?.filed !== undefined && this.current(pixelId, e.filed) === ids[i]),
     );
-    groups.forEach((g, i) => {
+    keys.forEach((ks, i) => {
       const id = ids[i]!;
-      g.forEach((a, j) => {
+      ks.forEach((k, j) => {
         const e = entries[i]![j];
         if (e) e.id = id;
         // Other groups carrying the alias share this id (one component): the first one sets it.
-        else if (firstGroupOf.get(a.type)!.get(a.value) === i)
-          this.aliases.set(pixelId, a, { id, filed: undefined });
+        else if (firstGroupOf.get(k) === i) this.aliases.set(k, { id, filed: undefined });
       });
     });
     return { ids, known };
@@ -167,11 +122,12 @@ export class IdentityAssigner {
       const root = change.roots[i];
       if (!root) return;
       for (const a of s.aliases) {
-        const e = this.aliases.get(pixelId, a);
+        const k = `${pixelId}\u0000${a.type}\u0000${a.value}`;
+        const e = this.aliases.get(k);
         if (e) {
           e.id = root;
           e.filed = root;
-        } else this.aliases.set(pixelId, a, { id: root, filed: root });
+        } else this.aliases.set(k, { id: root, filed: root });
       }
     });
   }

@@ -8,7 +8,7 @@
  * created {email:e → A}, merges {B → A}, no links, roots [A, A].
  */
 import { describe, expect, it } from "vitest";
-import { AliasMemory, IdentityAssigner } from "../../src/identity/assign.js";
+import { IdentityAssigner } from "../../src/identity/assign.js";
 import { parseSightings, sightingsPayload } from "../../src/identity/messages.js";
 import {
   type Alias,
@@ -282,38 +282,5 @@ describe("sightingsPayload", () => {
       { assigned: "A", aliases: [id("a"), email("e")] },
       { assigned: "B", aliases: [id("b")] },
     ]);
-  });
-});
-
-describe("AliasMemory", () => {
-  const entry = (id: string) => ({ id, filed: undefined });
-  it("keeps pixels and alias types apart", () => {
-    const m = new AliasMemory(100);
-    m.set("p", email("x"), entry("A"));
-    m.set("p", id("x"), entry("B"));
-    m.set("q", email("x"), entry("C"));
-    expect([m.get("p", email("x"))?.id, m.get("p", id("x"))?.id, m.get("q", email("x"))?.id]).toEqual([
-      "A",
-      "B",
-      "C",
-    ]);
-    expect(m.get("q", id("x"))).toBeUndefined();
-  });
-
-  it("holds at most `max` aliases: the least recently used go first, a read keeps one", () => {
-    // max 4: generations of 2. a, b fill the young one, which becomes the old one; reading a copies
-    // it up, and c fills the young one again: the old one (still holding b) is dropped, a is kept.
-    const m = new AliasMemory(4);
-    m.set("p", email("a"), entry("a"));
-    m.set("p", email("b"), entry("b"));
-    expect(m.get("p", email("a"))?.id).toBe("a");
-    m.set("p", email("c"), entry("c"));
-    expect(m.get("p", email("b"))).toBeUndefined();
-    expect(m.get("p", email("a"))?.id).toBe("a");
-    m.set("p", email("e"), entry("e"));
-    expect(m.get("p", email("e"))?.id).toBe("e");
-    // Setting a value again is not a new entry.
-    m.set("p", email("e"), entry("E"));
-    expect(m.get("p", email("e"))?.id).toBe("E");
   });
 });
