@@ -18,6 +18,8 @@ export async function serve(config: Config, options: { json?: boolean } = {}): P
   const stores = await openStores(config, "serve (npm start)");
   await migrate(stores.sql, stores.warehouse);
   const services = buildServices(stores, config, log);
+  // The identity graph opens lazily (commands that never file skip it); the service files at once.
+  await services.identityWorker.ready();
   const demo = await createDemoOnFirstStart(config, stores, services);
   const app = createApp({ config, stores, services, log });
   const server = app.listen(config.PORT, config.HOST);

@@ -3,6 +3,7 @@ import { AppError } from "../errors.js";
 import { createLogger } from "../log.js";
 import { buildServices, type Services } from "../services.js";
 import { DataDirLockedError } from "../stores/data-dir-lock.js";
+import { IdentityThreadError } from "../stores/identity/port.js";
 import { openStores, StoreConfigError, type Stores } from "../stores/index.js";
 import { KvUnavailableError } from "../stores/kv/port.js";
 import { MigrationError, migrate } from "../stores/migrations.js";
@@ -39,6 +40,7 @@ export async function whileFilingIdentities<T>(
   wait: boolean,
   fn: () => Promise<T>,
 ): Promise<{ result: T; lag: { messages: number; seconds: number } }> {
+  await services.identityWorker.ready();
   services.relay.start();
   services.identityWorker.start();
   try {
@@ -57,6 +59,7 @@ const UNREACHABLE: [new (...a: never[]) => Error, string][] = [
   [SqlUnavailableError, "the Postgres store (DATABASE_URL, or PGlite in DATA_DIR)"],
   [WarehouseUnavailableError, "the ClickHouse store (CLICKHOUSE_URL, or chDB in DATA_DIR)"],
   [KvUnavailableError, "the Redis store (REDIS_URL)"],
+  [IdentityThreadError, "the identity graph (LevelDB in DATA_DIR/identity)"],
 ];
 
 /** Errors a user can act on print one line; anything else prints its stack. */

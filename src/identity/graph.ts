@@ -34,6 +34,11 @@ export interface Applied {
 export class IdentityGraph {
   constructor(private readonly store: IdentityGraphStore) {}
 
+  /** The graph of record opened now (see IdentityGraphStore.ready). */
+  ready(): Promise<void> {
+    return this.store.ready();
+  }
+
   /**
    * Files a pixel's sightings into the graph, one writer per pixel at a time, and returns the links
    * that changed. With `repair` (a message delivered again: an earlier attempt may have committed

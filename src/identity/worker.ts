@@ -64,6 +64,11 @@ export class IdentityWorker {
     return this.options.batchSize ?? 100;
   }
 
+  /** The graph of record opened now: a process about to file fails at once when it cannot. */
+  ready(): Promise<void> {
+    return this.graph.ready();
+  }
+
   start(): this {
     this.loop.start();
     return this;

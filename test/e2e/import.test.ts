@@ -395,6 +395,25 @@ describe("pixelhouse import on one data directory", { timeout: 180_000 }, () => 
     expect(kind.code).toBe(1);
     expect(kind.stderr).toMatch(/^pixelhouse: .*'widgets' is invalid/);
   });
+
+  it("an identity graph LevelDB cannot open stops the import before it reads a line, in one line", async () => {
+    const current = join(dataDir, "identity", "CURRENT");
+    const kept = readFileSync(current);
+    writeFileSync(current, "MANIFEST-gone\n");
+    try {
+      const run = await cli(["import", "orders", good(), "--pixel", "shop", "--json"]);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe("");
+      expect(run.stderr.trim().split("\n")).toHaveLength(1);
+      expect(run.stderr).toMatch(
+        /^pixelhouse: could not reach the identity graph \(LevelDB in DATA_DIR\/identity\): cannot open .*identity/,
+      );
+    } finally {
+      writeFileSync(current, kept);
+    }
+    // Readable again: the same import runs.
+    expect((await importJson(["import", "orders", good(), "--pixel", "shop"])).read).toBe(3);
+  });
 });
 
 describe("readRecords (the reader under the import command)", () => {

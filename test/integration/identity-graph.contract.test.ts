@@ -217,6 +217,37 @@ for (const adapter of adapters) {
       ]);
     });
 
+    it("write answers the aliases its merges moved, then the created ones, then the upserts, in order", async () => {
+      // The order matters: the warehouse rows get increasing versions in it, so for an alias listed
+      // twice the later row is the one kept.
+      const px = uniqueName("px");
+      await graph.apply(px, [s("B", ["email", "b1"], ["email", "b2"])]);
+      const rows = await store.withPixel(px, (g) =>
+        g.write({
+          merges: new Map([["B", "A"]]),
+          created: [{ type: "email", value: "new", canonical: "A" }],
+          upserts: [
+            { type: "canonical", value: "B", canonical: "A" },
+            { type: "canonical", value: "Z", canonical: "A" },
+          ],
+        }),
+      );
+      expect(rows.map((r) => `${r.type}:${r.value}>${r.canonical}`)).toStrictEqual([
+        "email:b1>A",
+        "email:b2>A",
+        "email:new>A",
+        "canonical:B>A",
+        "canonical:Z>A",
+      ]);
+      expect(mapping(await store.withPixel(px, (g) => g.aliasesOf(["A"])))).toStrictEqual({
+        "email:b1": "A",
+        "email:b2": "A",
+        "email:new": "A",
+        "canonical:B": "A",
+        "canonical:Z": "A",
+      });
+    });
+
     it("an identity that gains an alias and loses it in the same write is not named", async () => {
       const px = uniqueName("px");
       await store.withPixel(px, (g) =>
@@ -345,9 +376,10 @@ describe("identity graph in LevelDB on its own thread", () => {
     const holder = await LevelIdentityGraphStore.open(dir.path, null);
     const store = new LevelThreadIdentityGraphStore(dir.path, null);
     try {
-      await expect(store.aliases("p")).rejects.toThrow(/identity graph in .*lock/i);
+      await expect(store.ready()).rejects.toThrow(/cannot open .*lock/i);
+      await expect(store.aliases("p")).rejects.toThrow(/cannot open .*lock/i);
       await expect(new IdentityGraph(store).apply("p", [s("A", ["email", "e"])])).rejects.toThrow(
-        /identity graph in/,
+        /cannot open/,
       );
       await holder.close();
       await new IdentityGraph(store).apply("p", [s("A", ["email", "e"])]);
@@ -374,6 +406,59 @@ describe("identity graph in LevelDB on its own thread", () => {
       expect(mapping(await again.aliases("p"))).toStrictEqual({ "email:e": "A" });
       await again.close();
     } finally {
+      dir.remove();
+    }
+  });
+
+  it("a thread that dies fails the calls it held and is replaced by the next call", async () => {
+    const dir = tempDir("pixelhouse-identity-");
+    const store = new LevelThreadIdentityGraphStore(dir.path, null);
+    try {
+      await new IdentityGraph(store).apply("p", [s("A", ["email", "e"])]);
+      // What an out-of-memory end of the thread looks like from here: the worker gone.
+      const thread = (store as unknown as { current: { worker: { terminate(): Promise<number> } } }).current;
+      await thread.worker.terminate();
+      expect(mapping(await store.aliases("p"))).toStrictEqual({ "email:e": "A" });
+      await new IdentityGraph(store).apply("p", [s("B", ["email", "f"])]);
+      expect(mapping(await store.aliases("p"))).toStrictEqual({ "email:e": "A", "email:f": "B" });
+    } finally {
+      await store.close();
+      dir.remove();
+    }
+  });
+
+  it("a copy from the SQL store cut short lets go of LevelDB, and the next use copies it whole", async () => {
+    const dir = tempDir("pixelhouse-identity-");
+    const sql = await PgliteSqlStore.open();
+    let store: LevelThreadIdentityGraphStore | null = null;
+    try {
+      await applyEventsSchema(sql);
+      await sql.query(
+        `INSERT INTO identity_aliases (pixel_id, alias_type, alias_value, canonical_id)
+         SELECT 'p', 'email', 'e' || i, 'c' || (i / 3) FROM generate_series(0, 24999) AS i`,
+      );
+      // The second page's read fails once.
+      let pages = 0;
+      const flaky = new Proxy(sql, {
+        get(target, key) {
+          if (key === "query")
+            return (text: string, params?: unknown[]) => {
+              if (/FROM identity_aliases/.test(text) && /^\s*SELECT/.test(text) && ++pages === 2)
+                return Promise.reject(new Error("connection lost"));
+              return target.query(text, params as never);
+            };
+          const value = Reflect.get(target, key);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      store = new LevelThreadIdentityGraphStore(dir.path, flaky);
+      await expect(store.aliases("p")).rejects.toThrow(/connection lost/);
+      expect(await store.aliases("p")).toHaveLength(25_000);
+      const { rows } = await sql.query<{ n: string }>("SELECT count(*) AS n FROM identity_aliases");
+      expect(Number(rows[0]!.n)).toBe(0);
+    } finally {
+      await store?.close();
+      await sql.close();
       dir.remove();
     }
   });

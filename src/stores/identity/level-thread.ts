@@ -2,9 +2,15 @@ import { Worker } from "node:worker_threads";
 import { KeyedLock } from "../locks.js";
 import type { SqlStore } from "../sql/port.js";
 import { type CopiedAlias, type CopyMarkers, type CopyTarget, copyAliasesOnce } from "./copy-from-sql.js";
-import { lookupResult, writtenRows } from "./level.js";
-import { type FlatRows, flatWrite, unflatRows } from "./level-wire.js";
-import type { AliasRef, AliasRow, GraphWrite, IdentityGraphStore, PixelGraph } from "./port.js";
+import { type FlatRows, flatWrite, lookupResult, unflatRows, writtenRows } from "./level-wire.js";
+import {
+  type AliasRef,
+  type AliasRow,
+  type GraphWrite,
+  type IdentityGraphStore,
+  IdentityThreadError,
+  type PixelGraph,
+} from "./port.js";
 
 interface Reply {
   id?: number;
@@ -13,9 +19,6 @@ interface Reply {
   result?: unknown;
   error?: { message: string };
 }
-
-/** The graph's thread is gone (it failed to open, crashed or was closed): every call fails with this. */
-export class IdentityThreadError extends Error {}
 
 /** The thread and its calls in flight. */
 class GraphThread {
@@ -44,12 +47,22 @@ class GraphThread {
         worker.off("message", onMessage);
         worker.off("error", reject);
         if (m.ready) resolve();
-        else reject(new IdentityThreadError(`the identity graph in ${dir}: ${m.error?.message}`));
+        else reject(new IdentityThreadError(`cannot open ${dir}: ${m.error?.message}`));
       };
       worker.on("message", onMessage);
       worker.once("error", reject);
+      worker.once("exit", (code) =>
+        reject(
+          new IdentityThreadError(`the identity graph's thread exited with code ${code} before it was ready`),
+        ),
+      );
     });
     return new GraphThread(worker);
+  }
+
+  /** False once the thread is gone (crashed, out of memory, closed). */
+  get alive(): boolean {
+    return this.dead === undefined;
   }
 
   private died(how: string): void {
@@ -86,6 +99,8 @@ export class LevelThreadIdentityGraphStore implements IdentityGraphStore {
   readonly kind = "level" as const;
   private readonly writers = new KeyedLock();
   private thread: Promise<GraphThread> | null = null;
+  /** The thread once started, to see whether it is still alive. */
+  private current: GraphThread | null = null;
   private closed = false;
 
   constructor(
@@ -95,6 +110,11 @@ export class LevelThreadIdentityGraphStore implements IdentityGraphStore {
 
   private started(): Promise<GraphThread> {
     if (this.closed) return Promise.reject(new IdentityThreadError("the identity graph is closed"));
+    // A thread that died (out of memory, say) failed the calls it held; the next call starts another.
+    if (this.current && !this.current.alive) {
+      this.current = null;
+      this.thread = null;
+    }
     if (!this.thread) {
       const starting = this.start();
       // A failed start (the copy from the SQL store, say) is tried again by the next use.
@@ -114,7 +134,12 @@ export class LevelThreadIdentityGraphStore implements IdentityGraphStore {
       await thread.close();
       throw err;
     }
+    this.current = thread;
     return thread;
+  }
+
+  async ready(): Promise<void> {
+    await this.started();
   }
 
   async withPixel<T>(pixelId: string, fn: (graph: PixelGraph) => Promise<T>): Promise<T> {
@@ -130,6 +155,7 @@ export class LevelThreadIdentityGraphStore implements IdentityGraphStore {
     this.closed = true;
     const thread = await this.thread?.catch(() => null);
     this.thread = null;
+    this.current = null;
     await thread?.close();
   }
 }

@@ -1,4 +1,4 @@
-import type { AliasRow, GraphWrite } from "./port.js";
+import type { AliasRef, AliasRow, GraphWrite } from "./port.js";
 
 /*
  * Alias rows as they cross to the graph's thread: one array per field instead of an object per row.
@@ -47,3 +47,26 @@ export const unflatWrite = (w: FlatWrite): GraphWrite => ({
   created: unflatRows(w.created),
   upserts: unflatRows(w.upserts),
 });
+
+/** `lookup`'s answer from `values`' (aliases first, then ids). */
+export function lookupResult(
+  aliases: readonly AliasRef[],
+  ids: readonly string[],
+  values: readonly (string | undefined | null)[],
+): { found: AliasRow[]; named: Set<string> } {
+  const found: AliasRow[] = [];
+  const named = new Set<string>();
+  for (let i = 0; i < aliases.length; i++) {
+    const canonical = values[i];
+    if (canonical != null) found.push({ type: aliases[i]!.type, value: aliases[i]!.value, canonical });
+  }
+  for (let i = 0; i < ids.length; i++) if (values[aliases.length + i] != null) named.add(ids[i]!);
+  return { found, named };
+}
+
+/** `write`'s answer: the aliases merges moved, then the created ones, then the upserts — each set once. */
+export const writtenRows = (moved: readonly AliasRow[], change: GraphWrite): AliasRow[] => [
+  ...moved,
+  ...change.created,
+  ...change.upserts,
+];

@@ -2,6 +2,7 @@ import { ClassicLevel } from "classic-level";
 import { KeyedLock } from "../locks.js";
 import type { SqlStore } from "../sql/port.js";
 import { type CopiedAlias, type CopyMarkers, type CopyTarget, copyAliasesOnce } from "./copy-from-sql.js";
+import { lookupResult, writtenRows } from "./level-wire.js";
 import type { AliasRef, AliasRow, GraphWrite, IdentityGraphStore, PixelGraph } from "./port.js";
 
 /*
@@ -42,29 +43,6 @@ function memberOf(key: string, prefixLength: number): AliasRef {
 
 type Op = { type: "put"; key: string; value: string } | { type: "del"; key: string };
 
-/** `lookup`'s answer from `values`' (aliases first, then ids). */
-export function lookupResult(
-  aliases: readonly AliasRef[],
-  ids: readonly string[],
-  values: readonly (string | undefined | null)[],
-): { found: AliasRow[]; named: Set<string> } {
-  const found: AliasRow[] = [];
-  const named = new Set<string>();
-  for (let i = 0; i < aliases.length; i++) {
-    const canonical = values[i];
-    if (canonical != null) found.push({ type: aliases[i]!.type, value: aliases[i]!.value, canonical });
-  }
-  for (let i = 0; i < ids.length; i++) if (values[aliases.length + i] != null) named.add(ids[i]!);
-  return { found, named };
-}
-
-/** `write`'s answer: the aliases merges moved, then the created ones, then the upserts — each set once. */
-export const writtenRows = (moved: readonly AliasRow[], change: GraphWrite): AliasRow[] => [
-  ...moved,
-  ...change.created,
-  ...change.upserts,
-];
-
 /**
  * The graph in LevelDB (classic-level) under DATA_DIR, for the embedded stores: a lookup or a filing
  * is one native call over thousands of keys, run on libuv's threads, where WebAssembly Postgres spent
@@ -99,7 +77,7 @@ export class LevelIdentityGraphStore implements IdentityGraphStore, CopyTarget {
     return new LevelIdentityGraphStore(db, sql);
   }
 
-  private ready(): Promise<void> {
+  ready(): Promise<void> {
     if (!this.copied) {
       const copying = this.copyOnce();
       // A failed copy is tried again by the next use.

@@ -42,9 +42,20 @@ export interface PixelGraph {
 export interface IdentityGraphStore {
   /** `sql`: the SQL store's `identity_aliases` (shared by processes); `level`: LevelDB in DATA_DIR. */
   readonly kind: "sql" | "level";
+  /**
+   * Opens what the graph needs now rather than at its first use, so a process about to file
+   * identities (`serve`, an import) fails at once when it cannot (LevelDB unreadable or corrupt).
+   */
+  ready(): Promise<void>;
   /** Runs `fn` as the pixel's only writer (across processes where the store is shared). */
   withPixel<T>(pixelId: string, fn: (graph: PixelGraph) => Promise<T>): Promise<T>;
   /** Every alias of a pixel (inspection and tests; not for hot paths). */
   aliases(pixelId: string): Promise<AliasRow[]>;
   close(): Promise<void>;
 }
+
+/**
+ * The embedded graph's thread could not open LevelDB, crashed, or was closed: the calls it held
+ * fail with this (and, for an unopenable directory, LevelDB's reason).
+ */
+export class IdentityThreadError extends Error {}

@@ -44,6 +44,9 @@ export class SqlIdentityGraphStore implements IdentityGraphStore {
     });
   }
 
+  /** Nothing to open: the SQL store's pool connects on demand. */
+  async ready(): Promise<void> {}
+
   async aliases(pixelId: string): Promise<AliasRow[]> {
     const { rows } = await this.sql.query<{ type: string; value: string; canonical: string }>(
       `SELECT alias_type AS type, alias_value AS value, canonical_id AS canonical FROM identity_aliases
