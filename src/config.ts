@@ -21,6 +21,11 @@ export const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default("127.0.0.1"),
   DATA_DIR: z.string().min(1).default("./.pixelhouse"),
+  /**
+   * Embedded Postgres's buffer pool (PGlite's `shared_buffers`), in MiB. Its pages live in the
+   * process's memory for good once touched; reads past it come from the OS's file cache.
+   */
+  PGLITE_SHARED_BUFFERS_MB: z.coerce.number().int().min(1).max(65_536).default(32),
   DATABASE_URL: optionalUrl(["postgres:", "postgresql:"]),
   CLICKHOUSE_URL: optionalUrl(["http:", "https:"]),
   CLICKHOUSE_USER: z.string().default("default"),

@@ -63,7 +63,9 @@ export async function openStores(
           connectTimeoutMs: config.PG_CONNECT_TIMEOUT_MS,
           breaker,
         })
-      : await (await import("./sql/pglite.js")).PgliteSqlStore.open(join(config.DATA_DIR, "pg"));
+      : await (await import("./sql/pglite.js")).PgliteSqlStore.open(join(config.DATA_DIR, "pg"), {
+          sharedBuffersMb: config.PGLITE_SHARED_BUFFERS_MB,
+        });
     opened.push(sql);
     // Embedded Postgres means a data directory locked to this process: the graph can live beside it
     // in LevelDB, off PGlite's one thread and on a thread of its own (docs/identity.md).

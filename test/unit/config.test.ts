@@ -25,6 +25,7 @@ describe("loadConfig", () => {
       REDIS_KEY_PREFIX: "pixelhouse:",
       KEY_CACHE_MS: 4000,
       DEMO_ON_FIRST_START: true,
+      PGLITE_SHARED_BUFFERS_MB: 32,
     });
     expect(c.DATABASE_URL).toBeUndefined();
     expect(c.CLICKHOUSE_URL).toBeUndefined();
@@ -99,6 +100,9 @@ describe("loadConfig", () => {
     ["CLICKHOUSE_DATABASE", "1abc"],
     ["KEY_CACHE_MS", "60000"],
     ["DEMO_ON_FIRST_START", "yes"],
+    ["PGLITE_SHARED_BUFFERS_MB", "0"],
+    ["PGLITE_SHARED_BUFFERS_MB", "12.5"],
+    ["PGLITE_SHARED_BUFFERS_MB", "lots"],
   ])("%s=%s → ConfigError, one line naming the variable", (name, value) => {
     const err = errorOf({ [name]: value });
     expect(err).toBeInstanceOf(ConfigError);

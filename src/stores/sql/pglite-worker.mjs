@@ -10,7 +10,13 @@ const parsers = { [types.INT8]: (v) => v };
 
 if (workerData.dir) mkdirSync(workerData.dir, { recursive: true });
 // pg_trgm backs the catalog search indexes (sql/postgres/006_costs_products.sql).
-const db = await PGlite.create(workerData.dir ?? "memory://", { parsers, extensions: { pg_trgm } });
+// PGlite's own start flags, plus the buffer pool the caller sized (pglite.ts).
+const startParams = [...PGlite.defaultStartParams, "-c", `shared_buffers=${workerData.sharedBuffersMb}MB`];
+const db = await PGlite.create(workerData.dir ?? "memory://", {
+  parsers,
+  extensions: { pg_trgm },
+  startParams,
+});
 const transactions = new Map();
 
 const errorOf = (err) => ({ message: err?.message ?? String(err), code: err?.code, detail: err?.detail });
