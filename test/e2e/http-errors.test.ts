@@ -201,6 +201,17 @@ describe("parseJsonBody", () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it("removes __proto__ and constructor.prototype keys spelled with escapes, and skips a byte order mark", () => {
+    const v = parse(
+      '{"\\u005f_proto__":{"polluted":"yes"},"a":{"_\\u005Fproto\\u005f_":{"polluted":"yes"}},' +
+        '"\\u0063onstructor":{"prototype":{"polluted":"yes"}},"b":"caf\\u00e9"}',
+    ) as Record<string, unknown>;
+    expect(v).toStrictEqual({ a: {}, b: "café" });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(parse('\ufeff{"a":1}')).toStrictEqual({ a: 1 });
+    expect(parse('\ufeff{"\\u005f_proto__":1,"a":1}')).toStrictEqual({ a: 1 });
+  });
+
   it("keeps innocent keys that merely look related", () => {
     expect(parse('{"proto":1,"constructorName":"x","prototype":2}')).toStrictEqual({
       proto: 1,
