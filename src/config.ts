@@ -23,9 +23,10 @@ export const configSchema = z.object({
   DATA_DIR: z.string().min(1).default("./.pixelhouse"),
   /**
    * Embedded Postgres's buffer pool (PGlite's `shared_buffers`), in MiB. Its pages live in the
-   * process's memory for good once touched; reads past it come from the OS's file cache.
+   * process's memory for good once touched; reads past it come from the OS's file cache. At most
+   * 1 GiB: PGlite's WebAssembly memory ends at 2 GiB, which Postgres shares with everything else.
    */
-  PGLITE_SHARED_BUFFERS_MB: z.coerce.number().int().min(1).max(65_536).default(32),
+  PGLITE_SHARED_BUFFERS_MB: z.coerce.number().int().min(1).max(1024).default(32),
   DATABASE_URL: optionalUrl(["postgres:", "postgresql:"]),
   CLICKHOUSE_URL: optionalUrl(["http:", "https:"]),
   CLICKHOUSE_USER: z.string().default("default"),

@@ -44,6 +44,14 @@ describe("positionalRows", () => {
     expect((globalThis as Record<string, unknown>).__pwned).toBeUndefined();
   });
 
+  it("never mistakes one column list for another that joins to the same text", () => {
+    expect(positionalRows([{ "a\u0000b": 1 }]).values).toEqual([[1]]);
+    expect(positionalRows([{ a: 1, b: 2 }]).values).toEqual([[1, 2]]);
+    expect(positionalRows([{ "a,b": 3 }]).values).toEqual([[3]]);
+    expect(positionalRows([{}]).values).toEqual([[]]);
+    expect(positionalRows([{ "": 5 }]).values).toEqual([[5]]);
+  });
+
   it("stays right past the number of column lists it keeps compiled", () => {
     for (let n = 0; n < 300; n++) {
       const row = { [`c${n}`]: n, shared: `s${n}` };

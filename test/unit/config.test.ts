@@ -101,6 +101,7 @@ describe("loadConfig", () => {
     ["KEY_CACHE_MS", "60000"],
     ["DEMO_ON_FIRST_START", "yes"],
     ["PGLITE_SHARED_BUFFERS_MB", "0"],
+    ["PGLITE_SHARED_BUFFERS_MB", "1025"],
     ["PGLITE_SHARED_BUFFERS_MB", "12.5"],
     ["PGLITE_SHARED_BUFFERS_MB", "lots"],
   ])("%s=%s → ConfigError, one line naming the variable", (name, value) => {
@@ -110,6 +111,11 @@ describe("loadConfig", () => {
     expect(err.message.startsWith(`invalid configuration: ${name} `)).toBe(true);
     // It says what is wrong, beyond the name.
     expect(err.message.length).toBeGreaterThan(`invalid configuration: ${name} `.length + 5);
+  });
+
+  it("takes PGlite's buffer pool from 1 MiB to 1 GiB", () => {
+    expect(loadConfig({ PGLITE_SHARED_BUFFERS_MB: "1" }).PGLITE_SHARED_BUFFERS_MB).toBe(1);
+    expect(loadConfig({ PGLITE_SHARED_BUFFERS_MB: "1024" }).PGLITE_SHARED_BUFFERS_MB).toBe(1024);
   });
 
   it("names the offending value, except for secrets", () => {

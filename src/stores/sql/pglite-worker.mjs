@@ -10,7 +10,8 @@ const parsers = { [types.INT8]: (v) => v };
 
 if (workerData.dir) mkdirSync(workerData.dir, { recursive: true });
 // pg_trgm backs the catalog search indexes (sql/postgres/006_costs_products.sql).
-// PGlite's own start flags, plus the buffer pool the caller sized (pglite.ts).
+// Start flags replace PGlite's own (single-user mode, search_path, exit_on_error, …), so they are
+// repeated and the buffer pool the caller sized (pglite.ts) goes after them.
 const startParams = [...PGlite.defaultStartParams, "-c", `shared_buffers=${workerData.sharedBuffersMb}MB`];
 const db = await PGlite.create(workerData.dir ?? "memory://", {
   parsers,

@@ -19,8 +19,8 @@ interface Reply {
 
 /**
  * PGlite's buffer pool when the caller names none. Postgres's 128 MB default is touched page by page
- * and never given back, and an import's bus payloads fill it: 32 MB took ~140 MB off a 300,000-order
- * import's peak with no change in its speed; reads past the pool come from the OS's file cache.
+ * and never given back, and an import's bus payloads fill it: 32 MB took 130–230 MB off a
+ * 300,000-order import's peak with no change in its speed; reads past the pool come from the OS's file cache.
  */
 export const DEFAULT_SHARED_BUFFERS_MB = 32;
 

@@ -22,10 +22,10 @@ export function compactRows(rows: readonly Record<string, unknown>[]): {
   columns: string[];
   payload: string;
 } {
-  const { columns, values } = positionalRows(rows);
-  for (const c of columns) {
+  for (const c of Object.keys(rows[0] ?? {})) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(c)) throw new WarehouseParameterError(`bad column name "${c}"`);
   }
+  const { columns, values } = positionalRows(rows);
   return { columns, payload: JSON.stringify(values).slice(1, -1) };
 }
 
@@ -48,7 +48,8 @@ export function positionalRows(rows: readonly Record<string, unknown>[]): {
   values: unknown[][];
 } {
   const columns = Object.keys(rows[0] ?? {});
-  const signature = columns.join("\u0000");
+  // JSON text names each list unambiguously (a joined string would make ["a,b"] and ["a", "b"] one).
+  const signature = JSON.stringify(columns);
   let read = readers.get(signature);
   if (!read) {
     if (readers.size >= MAX_READERS) readers.clear();
