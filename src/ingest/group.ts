@@ -7,6 +7,7 @@ import type { ForwardableEvent } from "../shared/event-row.js";
 import type { DedupLease, DedupStore } from "../stores/dedup/port.js";
 import { SqlError } from "../stores/sql/port.js";
 import { WarehouseParameterError, type WarehouseStore } from "../stores/warehouse/port.js";
+import { Holding, LocalHolders } from "./holders.js";
 import {
   type Batch,
   type DedupWait,
@@ -40,6 +41,14 @@ const STORE_LABELS: Record<string, string> = {
   "the event bus": "bus",
   "the forwarding queue": "sql",
 };
+
+/** A request carried a copy of an event whose first copy, in an earlier group, failed to be stored. */
+function firstCopyLost(): AppError {
+  return new UnavailableError(
+    "Service Unavailable: an event of this request was being stored by an earlier request whose write failed; retry the request",
+    1,
+  );
+}
 
 function failure(result: { retry: string; cause: unknown }): AppError {
   if (isDataError(result.cause)) return new StoreRefusedError();
@@ -110,6 +119,9 @@ export class GroupCommitter {
   private timer: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<Promise<void>>();
   private unsettled: { lease: DedupLease; commit: boolean }[] = [];
+  private readonly holders = new LocalHolders();
+  /** Lease commits of acknowledged groups still under way (they no longer hold a group's slot). */
+  private readonly settling = new Set<Promise<void>>();
 
   constructor(
     private readonly deps: GroupDeps,
@@ -171,12 +183,34 @@ export class GroupCommitter {
   }
 
   private async process(group: Waiting[]): Promise<void> {
+    // Claimed before anything is awaited, so the groups claim in the order they were formed.
+    const holding = new Holding();
+    const secondCopies = this.claimIds(group, holding);
+    try {
+      await this.write(group, holding, secondCopies);
+    } catch (err) {
+      // Not a store's answer (those are handled step by step) but a bug: whatever this group had not
+      // answered fails, and groups waiting for its ids are told nothing was stored.
+      this.holders.release(holding);
+      holding.done(false);
+      for (const w of group) w.reject(err);
+      this.deps.log.error({ err }, "ingest group failed unexpectedly");
+    }
+  }
+
+  private async write(
+    group: Waiting[],
+    holding: Holding,
+    secondCopies: { batch: Batch; earlier: Holding }[],
+  ): Promise<void> {
     if (this.unsettled.length) await this.retryUnsettled();
     const leases: DedupLease[] = [];
     const claims: (() => Promise<void>)[] = [];
     const fail = async (result: StepResult & { ok: false }) => {
       for (const release of claims) await release().catch(() => {});
       for (const lease of leases) await this.settle(lease, false);
+      this.holders.release(holding);
+      holding.done(false);
       if (isDataError(result.cause) && group.length > 1) {
         // Not an outage but something in the data: retry each request on its own, so one request's
         // content cannot fail the others it happened to be grouped with (across pixels too).
@@ -271,18 +305,58 @@ export class GroupCommitter {
       });
     }
     // Stored: acknowledged now, and the leases committed after. Until a commit lands, copies of these
-    // ids find the lease held by a live owner and wait for it, then answer duplicate; if this process
-    // dies first, they reclaim the lease and find the rows in the warehouse. A commit that fails is
-    // retried with the next group. The group ends (and the next one starts) once they are settled.
-    for (const w of group) w.resolve();
-    for (const lease of leases) await this.settle(lease, true);
+    // ids in this process find them among the holders (stored: duplicate); copies elsewhere find the
+    // lease held by a live owner and wait for it, then answer duplicate; if this process dies first,
+    // they reclaim the lease and find the rows in the warehouse. A commit that fails is retried with
+    // the next group. The commits run beside the next group (at most `concurrency` groups' worth).
+    holding.done(true);
+    const unstored = await this.unstoredFirstCopies(secondCopies);
+    for (const w of group) {
+      if (unstored.has(w.batch)) w.reject(firstCopyLost());
+      else w.resolve();
+    }
+    const settled = (async () => {
+      for (const lease of leases) await this.settle(lease, true);
+    })().finally(() => {
+      this.holders.release(holding);
+      this.settling.delete(settled);
+    });
+    this.settling.add(settled);
+    while (this.settling.size > this.options.concurrency) await Promise.race(this.settling);
+  }
+
+  /**
+   * Claims the group's ids among this process's holders. A copy whose first copy an earlier group is
+   * storing is marked duplicate here, and the request waits for that group before it is answered.
+   */
+  private claimIds(group: Waiting[], holding: Holding): { batch: Batch; earlier: Holding }[] {
+    const second: { batch: Batch; earlier: Holding }[] = [];
+    for (const { batch } of group) {
+      batch.events.forEach((e, i) => {
+        if (!e.row.client_event_id || batch.drop[i] !== "") return;
+        const earlier = this.holders.claim(batch.ctx.pixelId, e.row.event_id, holding);
+        if (!earlier) return;
+        batch.drop[i] = "duplicate";
+        second.push({ batch, earlier });
+      });
+    }
+    return second;
+  }
+
+  /** The requests holding a second copy whose first copy's group failed: nothing stored it. */
+  private async unstoredFirstCopies(
+    second: readonly { batch: Batch; earlier: Holding }[],
+  ): Promise<Set<Batch>> {
+    const unstored = new Set<Batch>();
+    for (const { batch, earlier } of second) if (!(await earlier.written)) unstored.add(batch);
+    return unstored;
   }
 
   /** Starts what is waiting and waits for every group under way (graceful shutdown). */
   async drain(): Promise<void> {
-    while (this.waiting.length || this.inFlight.size) {
+    while (this.waiting.length || this.inFlight.size || this.settling.size) {
       if (this.waiting.length && this.running < this.options.concurrency) this.start();
-      await Promise.allSettled([...this.inFlight]);
+      await Promise.allSettled([...this.inFlight, ...this.settling]);
     }
     if (this.unsettled.length) await this.retryUnsettled();
   }

@@ -79,7 +79,8 @@ export async function dedupStep(
   const first = new Map<string, Slot>();
   for (const batch of batches) {
     batch.events.forEach((e, index) => {
-      if (!e.row.client_event_id) return;
+      // Already settled: an earlier group of this process is storing its first copy.
+      if (!e.row.client_event_id || batch.drop[index] !== "") return;
       if (first.has(e.row.event_id)) batch.drop[index] = "duplicate";
       else first.set(e.row.event_id, { batch, index });
     });

@@ -134,50 +134,168 @@ export function dedupSuite(label: string, options: DedupSuiteOptions): void {
       expect(rows.map((r) => r.event_id).sort()).toEqual([...ids].sort());
     });
 
-    it("acknowledged before its lease is committed: a copy sent in between waits, then is a duplicate", async () => {
-      // The group answers once its INSERT succeeded and commits the dedup lease after. Hold that
-      // commit: the first request is already answered, the copy finds the live lease and waits; once
-      // the commit lands the copy answers duplicate, and one row is stored.
-      const px = await newPixel();
-      const id = uid("ack-first");
+    /** Holds the dedup store's commits for one pixel until `release()`; `committing` once one waits. */
+    function holdCommits(pixelId: string) {
       const dedup = app.stores.dedup;
       const commit = dedup.commit.bind(dedup);
       let release!: () => void;
       const held = new Promise<void>((r) => {
         release = r;
       });
-      let holding!: () => void;
+      let entered!: () => void;
       const committing = new Promise<void>((r) => {
-        holding = r;
+        entered = r;
       });
       dedup.commit = async (lease) => {
-        if (lease.pixelId === px.pixelId) {
-          holding();
+        if (lease.pixelId === pixelId) {
+          entered();
           await held;
         }
         return commit(lease);
       };
+      return {
+        committing,
+        release,
+        restore() {
+          release();
+          dedup.commit = commit;
+        },
+      };
+    }
+
+    /**
+     * Holds the first warehouse INSERT of this pixel's events until `finish(error?)`, and records every
+     * id the dedup store is asked to reserve for the pixel.
+     */
+    function holdFirstInsert(pixelId: string) {
+      const { warehouse, dedup } = app.stores;
+      const insert = warehouse.insert.bind(warehouse);
+      const reserve = dedup.reserve.bind(dedup);
+      const reserved: string[] = [];
+      let finish!: (error?: Error) => void;
+      const outcome = new Promise<Error | undefined>((r) => {
+        finish = r;
+      });
+      let entered!: () => void;
+      const inserting = new Promise<void>((r) => {
+        entered = r;
+      });
+      let first = true;
+      warehouse.insert = async (table, rows, options) => {
+        if (table === "events" && first && rows.some((r) => r.pixel_id === pixelId)) {
+          first = false;
+          entered();
+          const error = await outcome;
+          if (error) throw error;
+        }
+        return insert(table, rows, options);
+      };
+      dedup.reserve = async (pid, ids) => {
+        if (pid === pixelId) reserved.push(...ids);
+        return reserve(pid, ids);
+      };
+      return {
+        inserting,
+        finish,
+        reserved,
+        restore() {
+          finish();
+          warehouse.insert = insert;
+          dedup.reserve = reserve;
+        },
+      };
+    }
+
+    it("acknowledged before its lease is committed: a copy sent in between is a duplicate at once, stored once", async () => {
+      // The group answers once its INSERT succeeded and commits the dedup lease after. Hold that
+      // commit: the first request is answered, and a copy sent now is a duplicate without waiting for
+      // the commit — this process knows its first copy is stored. The commit lands after.
+      const px = await newPixel();
+      const id = uid("ack-first");
+      const hold = holdCommits(px.pixelId);
       try {
         const first = await sendOk(app, px, [{ name: "purchase", eventId: id }]);
         expect(first).toMatchObject({ eventsIngested: 1, duplicatesSkipped: 0 });
-        await committing;
-        let copyDone = false;
-        const copy = sendEvents(app, px, [{ name: "purchase", eventId: id }]).then((r) => {
-          copyDone = true;
-          return r;
+        await hold.committing;
+        const copy = await sendOk(app, px, [{ name: "purchase", eventId: id }]);
+        expect(copy).toMatchObject({ eventsIngested: 0, duplicatesSkipped: 1 });
+        // A request of new ids is not held up by the commit either.
+        expect(await sendOk(app, px, [{ name: "purchase", eventId: uid("after") }])).toMatchObject({
+          eventsIngested: 1,
         });
-        // The copy cannot finish while the first copy's lease is live and uncommitted.
-        await new Promise((r) => setImmediate(r));
-        expect(copyDone).toBe(false);
-        release();
-        const res = await copy;
-        expect(res.status, res.text).toBe(200);
-        expect(res.body).toMatchObject({ eventsIngested: 0, duplicatesSkipped: 1 });
+        hold.release();
         expect(await eventCount(app, px.pixelId, id)).toBe(1);
       } finally {
-        release();
-        dedup.commit = commit;
+        hold.restore();
       }
+    });
+
+    it("a copy whose first copy is still being written by this process waits for that write, not the store", async () => {
+      // Browser and server copies of one event arrive close together and land in two groups. The
+      // second group does not reserve the id in the dedup store (where it would find this process's
+      // own lease in flight and poll); it stores the rest of its request and waits for the first group.
+      const px = await newPixel();
+      const shared = uid("shared");
+      const other = uid("other");
+      const hold = holdFirstInsert(px.pixelId);
+      try {
+        const first = sendEvents(app, px, [
+          { name: "purchase", eventId: shared, eventProperties: { value: 1 } },
+        ]);
+        await hold.inserting;
+        const copy = sendEvents(app, px, [
+          { name: "purchase", eventId: shared, eventProperties: { value: 2 } },
+          { name: "page_view", eventId: other },
+        ]);
+        // The copy's own event is stored while the first write is still held.
+        await expect.poll(() => eventCount(app, px.pixelId, other), { timeout: 20_000 }).toBe(1);
+        hold.finish();
+        const [a, b] = await Promise.all([first, copy]);
+        expect(a.status, a.text).toBe(200);
+        expect(b.status, b.text).toBe(200);
+        expect(a.body).toMatchObject({ eventsIngested: 1, duplicatesSkipped: 0 });
+        expect(b.body).toMatchObject({ eventsIngested: 1, duplicatesSkipped: 1 });
+        expect(hold.reserved.filter((id) => id === shared)).toHaveLength(1);
+        expect(await eventCount(app, px.pixelId, shared)).toBe(1);
+        expect((await oneRow(app, px.pixelId, shared)).value).toBe(1);
+      } finally {
+        hold.restore();
+      }
+    });
+
+    it("a copy whose first copy's write fails answers 503, and its retry stores the event once", async () => {
+      const px = await newPixel();
+      const shared = uid("lost");
+      const other = uid("beside");
+      const events = [
+        { name: "purchase", eventId: shared },
+        { name: "page_view", eventId: other },
+      ];
+      const hold = holdFirstInsert(px.pixelId);
+      let a: Awaited<ReturnType<typeof sendEvents>>;
+      let b: Awaited<ReturnType<typeof sendEvents>>;
+      try {
+        const first = sendEvents(app, px, [{ name: "purchase", eventId: shared }]);
+        await hold.inserting;
+        const copy = sendEvents(app, px, events);
+        await expect.poll(() => eventCount(app, px.pixelId, other), { timeout: 20_000 }).toBe(1);
+        hold.finish(new Error("connection reset (injected)"));
+        [a, b] = await Promise.all([first, copy]);
+      } finally {
+        hold.restore();
+      }
+      expectEnvelope(a, 503);
+      // Never 'duplicate' for a first copy that was not stored: the copy's request is retried.
+      expectEnvelope(b, 503);
+      expect(b.headers.get("retry-after")).toMatch(/^\d+$/);
+      expect(await eventCount(app, px.pixelId, shared)).toBe(0);
+      expect(await sendOk(app, px, events)).toMatchObject({ eventsIngested: 1, duplicatesSkipped: 1 });
+      expect(await sendOk(app, px, [{ name: "purchase", eventId: shared }])).toMatchObject({
+        eventsIngested: 0,
+        duplicatesSkipped: 1,
+      });
+      expect(await eventCount(app, px.pixelId, shared)).toBe(1);
+      expect(await eventCount(app, px.pixelId, other)).toBe(1);
     });
 
     it("the same eventId under another pixel is a different event", async () => {
