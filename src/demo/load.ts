@@ -131,6 +131,7 @@ export async function loadDemo(
   // per id (12 % of the main thread in a profile of the load), the pooled factory one pool refill
   // per 4,096 characters.
   const requestId = ulidFactory();
+  let orderSync: Promise<void> = Promise.resolve();
   const serverBatch: Record<string, unknown>[] = [];
   const orders: unknown[] = [];
   const refunds: unknown[] = [];
@@ -158,7 +159,7 @@ export async function loadDemo(
   };
   for (let n = 0; n < scale.visitors; n++) {
     if (options.signal?.aborted) {
-      await Promise.allSettled(inFlight);
+      await Promise.allSettled([...inFlight, orderSync]);
       options.signal.throwIfAborted();
     }
     const v = makeVisitor(
@@ -185,7 +186,13 @@ export async function loadDemo(
     refunds.push(...v.refunds);
     if (serverBatch.length >= 100)
       ingest({ pixelId: options.pixelId, origin: "server" }, serverBatch.splice(0, 100));
-    if (orders.length >= 1000) await sync("orders", orders.splice(0, 1000));
+    if (orders.length >= 1000) {
+      // One sync at a time, in order, beside the loop: awaited inline, it stopped new visitors (and so
+      // ingestion's groups) for as long as each thousand orders took to store.
+      await orderSync;
+      orderSync = sync("orders", orders.splice(0, 1000));
+      orderSync.catch(() => {}); // surfaced when awaited above or after the loop
+    }
     if (inFlight.size >= MAX_IN_FLIGHT) await Promise.race(inFlight);
     summary.orders += v.orders.length;
     summary.refunds += v.refunds.length;
@@ -193,6 +200,7 @@ export async function loadDemo(
   }
   if (serverBatch.length) ingest({ pixelId: options.pixelId, origin: "server" }, serverBatch.splice(0));
   await Promise.all(inFlight);
+  await orderSync;
   await sync("orders", orders);
   await sync("refunds", refunds);
   progress("visitors", 1);
