@@ -157,49 +157,54 @@ export async function loadDemo(
     inFlight.add(p);
     return p;
   };
-  for (let n = 0; n < scale.visitors; n++) {
-    if (options.signal?.aborted) {
-      await Promise.allSettled([...inFlight, orderSync]);
-      options.signal.throwIfAborted();
-    }
-    const v = makeVisitor(
-      rng,
-      n,
-      windowStart,
-      days,
-      catalog.variants,
-      ads.ads,
-      scale.conversion,
-      scale.repeat,
-      // Visitors arrive in time order, as live traffic does: a group of concurrent requests then
-      // holds days, not the whole year, so its INSERT writes one or two monthly parts, not thirteen.
-      (n + rng.next()) / scale.visitors,
-    );
-    for (let i = 0; i < v.browserEvents.length; i += 100) {
-      ingest(
-        { pixelId: options.pixelId, origin: "browser", connection: { ip: v.ip, userAgent: v.userAgent } },
-        v.browserEvents.slice(i, i + 100),
+  try {
+    for (let n = 0; n < scale.visitors; n++) {
+      if (options.signal?.aborted) {
+        await Promise.allSettled([...inFlight, orderSync]);
+        options.signal.throwIfAborted();
+      }
+      const v = makeVisitor(
+        rng,
+        n,
+        windowStart,
+        days,
+        catalog.variants,
+        ads.ads,
+        scale.conversion,
+        scale.repeat,
+        // Visitors arrive in time order, as live traffic does: a group of concurrent requests then
+        // holds days, not the whole year, so its INSERT writes one or two monthly parts, not thirteen.
+        (n + rng.next()) / scale.visitors,
       );
+      for (let i = 0; i < v.browserEvents.length; i += 100) {
+        ingest(
+          { pixelId: options.pixelId, origin: "browser", connection: { ip: v.ip, userAgent: v.userAgent } },
+          v.browserEvents.slice(i, i + 100),
+        );
+      }
+      serverBatch.push(...v.serverEvents);
+      orders.push(...v.orders);
+      refunds.push(...v.refunds);
+      if (serverBatch.length >= 100)
+        ingest({ pixelId: options.pixelId, origin: "server" }, serverBatch.splice(0, 100));
+      if (orders.length >= 1000) {
+        // One sync at a time, in order, beside the loop: awaited inline, it stopped new visitors (and so
+        // ingestion's groups) for as long as each thousand orders took to store.
+        await orderSync;
+        orderSync = sync("orders", orders.splice(0, 1000));
+        orderSync.catch(() => {}); // surfaced when awaited above or after the loop
+      }
+      if (inFlight.size >= MAX_IN_FLIGHT) await Promise.race(inFlight);
+      summary.orders += v.orders.length;
+      summary.refunds += v.refunds.length;
+      if (n % 500 === 0) progress("visitors", n / scale.visitors);
     }
-    serverBatch.push(...v.serverEvents);
-    orders.push(...v.orders);
-    refunds.push(...v.refunds);
-    if (serverBatch.length >= 100)
-      ingest({ pixelId: options.pixelId, origin: "server" }, serverBatch.splice(0, 100));
-    if (orders.length >= 1000) {
-      // One sync at a time, in order, beside the loop: awaited inline, it stopped new visitors (and so
-      // ingestion's groups) for as long as each thousand orders took to store.
-      await orderSync;
-      orderSync = sync("orders", orders.splice(0, 1000));
-      orderSync.catch(() => {}); // surfaced when awaited above or after the loop
-    }
-    if (inFlight.size >= MAX_IN_FLIGHT) await Promise.race(inFlight);
-    summary.orders += v.orders.length;
-    summary.refunds += v.refunds.length;
-    if (n % 500 === 0) progress("visitors", n / scale.visitors);
+    if (serverBatch.length) ingest({ pixelId: options.pixelId, origin: "server" }, serverBatch.splice(0));
+    await Promise.all(inFlight);
+  } finally {
+    // Never left writing behind a load that stopped: the stores close after this returns.
+    await orderSync.catch(() => {});
   }
-  if (serverBatch.length) ingest({ pixelId: options.pixelId, origin: "server" }, serverBatch.splice(0));
-  await Promise.all(inFlight);
   await orderSync;
   await sync("orders", orders);
   await sync("refunds", refunds);

@@ -100,6 +100,13 @@ export interface GroupDeps {
   log: Logger;
 }
 
+/** What a group has taken in the stores so far, and whether its INSERT succeeded. */
+interface Taken {
+  leases: DedupLease[];
+  claims: (() => Promise<void>)[];
+  stored: boolean;
+}
+
 interface Waiting {
   batch: Batch;
   resolve(): void;
@@ -111,6 +118,8 @@ interface Waiting {
  * pixel and one warehouse INSERT, so per-statement costs are paid once per group, not per request.
  * Every request of a group is acknowledged only after the group's INSERTs succeeded; if a step fails,
  * every reservation of the group is released and every request answers 503 (nothing half-stored).
+ * A request carrying a copy whose first copy an earlier group of this process was storing waits for
+ * that group: it answers 503 if that group failed, though its own other events were stored.
  */
 export class GroupCommitter {
   private waiting: Waiting[] = [];
@@ -186,15 +195,23 @@ export class GroupCommitter {
     // Claimed before anything is awaited, so the groups claim in the order they were formed.
     const holding = new Holding();
     const secondCopies = this.claimIds(group, holding);
+    const taken: Taken = { leases: [], claims: [], stored: false };
     try {
-      await this.write(group, holding, secondCopies);
+      await this.write(group, holding, secondCopies, taken);
     } catch (err) {
-      // Not a store's answer (those are handled step by step) but a bug: whatever this group had not
-      // answered fails, and groups waiting for its ids are told nothing was stored.
-      this.holders.release(holding);
-      holding.done(false);
-      for (const w of group) w.reject(err);
+      // Not a store's answer (those are handled step by step) but a bug. Its leases are released, or
+      // committed if its INSERT had succeeded; whatever it had not answered gets a 503, and groups
+      // waiting for its ids learn whether they were stored.
       this.deps.log.error({ err }, "ingest group failed unexpectedly");
+      for (const release of taken.claims) await release().catch(() => {});
+      for (const lease of taken.leases) await this.settle(lease, taken.stored);
+      this.holders.release(holding);
+      holding.done(taken.stored);
+      const answer = new UnavailableError(
+        "Service Unavailable: the request could not be completed; retry it",
+        1,
+      );
+      for (const w of group) w.reject(answer);
     }
   }
 
@@ -202,13 +219,15 @@ export class GroupCommitter {
     group: Waiting[],
     holding: Holding,
     secondCopies: { batch: Batch; earlier: Holding }[],
+    taken: Taken,
   ): Promise<void> {
     if (this.unsettled.length) await this.retryUnsettled();
-    const leases: DedupLease[] = [];
-    const claims: (() => Promise<void>)[] = [];
+    const { leases, claims } = taken;
     const fail = async (result: StepResult & { ok: false }) => {
       for (const release of claims) await release().catch(() => {});
       for (const lease of leases) await this.settle(lease, false);
+      claims.length = 0;
+      leases.length = 0;
       this.holders.release(holding);
       holding.done(false);
       if (isDataError(result.cause) && group.length > 1) {
@@ -281,6 +300,7 @@ export class GroupCommitter {
     }
     try {
       if (rows.length) await this.deps.warehouse.insert("events", rows);
+      taken.stored = true;
     } catch (err) {
       await forwarder?.cancel(hold.token).catch((e: unknown) => {
         this.deps.log.warn(
@@ -308,7 +328,8 @@ export class GroupCommitter {
     // ids in this process find them among the holders (stored: duplicate); copies elsewhere find the
     // lease held by a live owner and wait for it, then answer duplicate; if this process dies first,
     // they reclaim the lease and find the rows in the warehouse. A commit that fails is retried with
-    // the next group. The commits run beside the next group (at most `concurrency` groups' worth).
+    // the next group. The commits run beside the next group; past `concurrency` of them under way,
+    // this group waits for one to end before it frees its slot.
     holding.done(true);
     const unstored = await this.unstoredFirstCopies(secondCopies);
     for (const w of group) {

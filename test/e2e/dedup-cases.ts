@@ -213,12 +213,21 @@ export function dedupSuite(label: string, options: DedupSuiteOptions): void {
       const px = await newPixel();
       const id = uid("ack-first");
       const hold = holdCommits(px.pixelId);
+      const dedup = app.stores.dedup;
+      const reserve = dedup.reserve.bind(dedup);
+      const reserved: string[] = [];
+      dedup.reserve = async (pid, ids) => {
+        if (pid === px.pixelId) reserved.push(...ids);
+        return reserve(pid, ids);
+      };
       try {
         const first = await sendOk(app, px, [{ name: "purchase", eventId: id }]);
         expect(first).toMatchObject({ eventsIngested: 1, duplicatesSkipped: 0 });
         await hold.committing;
         const copy = await sendOk(app, px, [{ name: "purchase", eventId: id }]);
         expect(copy).toMatchObject({ eventsIngested: 0, duplicatesSkipped: 1 });
+        // Answered from this process's memory: the store was asked about the id once, by the first.
+        expect(reserved.filter((r) => r === id)).toHaveLength(1);
         // A request of new ids is not held up by the commit either.
         expect(await sendOk(app, px, [{ name: "purchase", eventId: uid("after") }])).toMatchObject({
           eventsIngested: 1,
@@ -227,6 +236,7 @@ export function dedupSuite(label: string, options: DedupSuiteOptions): void {
         expect(await eventCount(app, px.pixelId, id)).toBe(1);
       } finally {
         hold.restore();
+        dedup.reserve = reserve;
       }
     });
 
