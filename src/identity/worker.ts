@@ -21,11 +21,43 @@ export interface IdentityWorkerOptions {
   log?: Logger;
   /** Told which pixels' identities changed once their links are in the warehouse (query caches). */
   onChanged?: (pixelIds: string[]) => Promise<void>;
-  /** Messages per batch (one filing into the graph per pixel of the batch). */
+  /** Messages per batch at most (one filing into the graph per pixel of the batch). */
   batchSize?: number;
+  /**
+   * Sightings per filing at most (a message is never split): an import publishes 5,000 orders'
+   * sightings per message, so a hundred messages read at once after a lag would be filed as one
+   * working set of half a million sightings. The next read asks for about this many.
+   */
+  maxSightings?: number;
   pollIntervalMs?: number;
   /** A batch pending this long with a consumer that went quiet is taken over. */
   claimIdleMs?: number;
+}
+
+/** Sightings per filing by default: ~4 of an import's messages, a few hundred of ingestion's. */
+const DEFAULT_MAX_SIGHTINGS = 20_000;
+
+/** A pixel's messages filed together, in the order they were read. */
+interface Filing {
+  ids: string[];
+  parsed: SightingsMessage[];
+  repair: boolean;
+  count: number;
+}
+
+/**
+ * How many messages the next read asks for: as many as held ~`maxSightings` in this one, between
+ * 1 and `batchSize`. A round of few or empty messages asks for the full batch again.
+ */
+export function nextReadCount(
+  messages: number,
+  sightings: number,
+  maxSightings: number,
+  batchSize: number,
+): number {
+  if (messages === 0 || sightings === 0) return batchSize;
+  const perMessage = sightings / messages;
+  return Math.max(1, Math.min(batchSize, Math.floor(maxSightings / perMessage)));
 }
 
 /** Filing delays kept for the freshness figures: publish → links in the warehouse. */
@@ -45,6 +77,8 @@ export class IdentityWorker {
   private readonly consumer = defaultConsumerName();
   private readonly delays: number[] = [];
   private filed = 0;
+  /** Messages the next read asks for: fewer after a round of large messages. */
+  private readCount: number | null = null;
 
   constructor(
     private readonly bus: Bus,
@@ -54,7 +88,11 @@ export class IdentityWorker {
     private readonly options: IdentityWorkerOptions = {},
   ) {
     this.loop = new PollingLoop(
-      async () => (await this.runOnce()).delivered >= this.batchSize,
+      // A full read means more are waiting: the next round starts at once.
+      async () => {
+        const asked = this.readCount ?? this.batchSize;
+        return (await this.runOnce()).delivered >= asked;
+      },
       options.pollIntervalMs ?? 100,
       (err) => options.log?.warn({ err }, "identity worker error; retrying"),
     );
@@ -62,6 +100,10 @@ export class IdentityWorker {
 
   private get batchSize(): number {
     return this.options.batchSize ?? 100;
+  }
+
+  private get maxSightings(): number {
+    return this.options.maxSightings ?? DEFAULT_MAX_SIGHTINGS;
   }
 
   /** The graph of record opened now: a process about to file fails at once when it cannot. */
@@ -86,12 +128,13 @@ export class IdentityWorker {
   /** Reads one batch and files it; returns how many messages came and how many failed. */
   async runOnce(): Promise<{ delivered: number; failed: number }> {
     const messages = await this.bus.read(IDENTITY_STREAM, IDENTITY_GROUP, this.consumer, {
-      count: this.batchSize,
+      count: this.readCount ?? this.batchSize,
       claimIdleMs: this.options.claimIdleMs ?? 60_000,
     });
     if (messages.length === 0) return { delivered: 0, failed: 0 };
-    const byPixel = new Map<string, { ids: string[]; parsed: SightingsMessage[]; repair: boolean }>();
+    const byPixel = new Map<string, Filing[]>();
     const done: string[] = [];
+    let read = 0;
     for (const m of messages) {
       const parsed = parseSightings(m.payload);
       if (!parsed) {
@@ -99,35 +142,37 @@ export class IdentityWorker {
         done.push(m.id);
         continue;
       }
-      const entry = byPixel.get(parsed.pixelId) ?? { ids: [], parsed: [], repair: false };
-      entry.ids.push(m.id);
-      entry.parsed.push(parsed);
-      entry.repair ||= m.deliveries > 1;
-      byPixel.set(parsed.pixelId, entry);
+      read += parsed.sightings.length;
+      const filings = byPixel.get(parsed.pixelId) ?? [];
+      let last = filings.at(-1);
+      if (!last || (last.count > 0 && last.count + parsed.sightings.length > this.maxSightings)) {
+        last = { ids: [], parsed: [], repair: false, count: 0 };
+        filings.push(last);
+      }
+      last.ids.push(m.id);
+      last.parsed.push(parsed);
+      last.count += parsed.sightings.length;
+      last.repair ||= m.deliveries > 1;
+      byPixel.set(parsed.pixelId, filings);
     }
-    const changed: string[] = [];
+    this.readCount = nextReadCount(messages.length, read, this.maxSightings, this.batchSize);
+    const changed = new Set<string>();
     let failed = 0;
-    for (const [pixelId, { ids, parsed, repair }] of byPixel) {
-      const sightings = parsed.flatMap((p) => p.sightings);
-      try {
-        const { change, links } = await this.graph.apply(pixelId, sightings, { repair });
-        // After the graph's commit, outside its writer lock (on a server that lock holds a Postgres
-        // connection): if this insert fails the messages stay pending and come back in repair mode.
-        if (links.length) {
-          await this.warehouse.insert("identity_links", links as unknown as Record<string, unknown>[]);
+    for (const [pixelId, filings] of byPixel) {
+      for (const [n, filing] of filings.entries()) {
+        const filed = await this.file(pixelId, filing);
+        if (filed !== null) {
+          if (filed.linked) changed.add(pixelId);
+          done.push(...filing.ids);
+          continue;
         }
-        this.assigner.learn(pixelId, sightings, change);
-        if (links.length) changed.push(pixelId);
-        done.push(...ids);
-        const now = Date.now();
-        for (const p of parsed) this.record(now - p.at);
-      } catch (err) {
-        failed += ids.length;
-        this.options.log?.warn({ err, pixelId }, "identity sightings not filed; retried");
+        // The pixel's later messages wait with this one: they are filed in the order published.
+        failed += filings.slice(n).reduce((sum, f) => sum + f.ids.length, 0);
+        break;
       }
     }
-    if (changed.length && this.options.onChanged) {
-      await this.options.onChanged(changed).catch((err: unknown) => {
+    if (changed.size && this.options.onChanged) {
+      await this.options.onChanged([...changed]).catch((err: unknown) => {
         this.options.log?.warn({ err }, "data version not bumped after identity merges");
       });
     }
@@ -135,6 +180,26 @@ export class IdentityWorker {
     consumerProcessed.inc({ consumer: IDENTITY_GROUP }, done.length);
     if (failed > 0) consumerRetries.inc({ consumer: IDENTITY_GROUP }, failed);
     return { delivered: messages.length, failed };
+  }
+
+  /** Files one run of a pixel's messages: whether links changed; null (logged) when it failed. */
+  private async file(pixelId: string, filing: Filing): Promise<{ linked: boolean } | null> {
+    const sightings = filing.parsed.flatMap((p) => p.sightings);
+    try {
+      const { change, links } = await this.graph.apply(pixelId, sightings, { repair: filing.repair });
+      // After the graph's commit, outside its writer lock (on a server that lock holds a Postgres
+      // connection): if this insert fails the messages stay pending and come back in repair mode.
+      if (links.length) {
+        await this.warehouse.insert("identity_links", links as unknown as Record<string, unknown>[]);
+      }
+      this.assigner.learn(pixelId, sightings, change);
+      const now = Date.now();
+      for (const p of filing.parsed) this.record(now - p.at);
+      return { linked: links.length > 0 };
+    } catch (err) {
+      this.options.log?.warn({ err, pixelId }, "identity sightings not filed; retried");
+      return null;
+    }
   }
 
   private record(ms: number): void {

@@ -173,3 +173,78 @@ describe("the identity worker when the warehouse refuses its links", () => {
     expect((await worker.lag()).messages).toBe(0);
   });
 });
+
+describe("the identity worker behind a lag of large messages", () => {
+  // Four requests of two new visitors each: four messages of two sightings, one pixel.
+  const lagOfFour = async () => {
+    await app.services.identityWorker.stop();
+    const px = await app.pixelWithKey(["events:write"]);
+    for (const n of [1, 2, 3, 4]) {
+      await sendOk(app, px, [
+        event("page_view", `anon-${n}a`, "2026-08-01T10:00:00Z"),
+        event("page_view", `anon-${n}b`, "2026-08-01T11:00:00Z"),
+      ]);
+    }
+    return px;
+  };
+  /** A worker on the real stores whose filings and reads are recorded; `failFiling` (1-based) throws. */
+  const recorded = (failFiling?: number) => {
+    const filings: number[] = [];
+    const asked: number[] = [];
+    const graph = new IdentityGraph(app.stores.identity);
+    const apply = graph.apply.bind(graph);
+    graph.apply = async (pixelId, sightings, options) => {
+      filings.push(sightings.length);
+      if (filings.length === failFiling) throw new Error("injected: graph unavailable");
+      return apply(pixelId, sightings, options);
+    };
+    const bus = app.stores.bus;
+    const reading = new Proxy(bus, {
+      get(target, prop, receiver) {
+        if (prop === "read")
+          return (...args: Parameters<typeof bus.read>) => {
+            asked.push(args[3]?.count ?? -1);
+            return target.read(...args);
+          };
+        const v = Reflect.get(target, prop, receiver);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const worker = new IdentityWorker(reading, graph, app.stores.warehouse, new IdentityAssigner(), {
+      claimIdleMs: 0,
+      maxSightings: 4,
+    });
+    return { worker, filings, asked };
+  };
+
+  it("files them in runs of at most maxSightings and asks for about that many next", async () => {
+    const px = await lagOfFour();
+    const { worker, filings, asked } = recorded();
+    expect(await worker.runOnce()).toEqual({ delivered: 4, failed: 0 });
+    // Two filings of two messages each (2 + 2 sightings), not one of eight.
+    expect(filings).toEqual([4, 4]);
+    expect((await worker.lag()).messages).toBe(0);
+    // Messages of two sightings: the next read asks for two of them.
+    await worker.runOnce();
+    expect(asked).toEqual([100, 2]);
+    const links = await app.stores.warehouse.query<{ n: string }>(
+      "SELECT count() AS n FROM identity_links WHERE pixel_id = {pixel:String} AND alias_type = 'identity'",
+      { pixel: px.pixelId },
+    );
+    expect(Number(links[0]?.n)).toBe(8);
+  });
+
+  it("leaves a pixel's later messages pending behind one that failed, and files them all next", async () => {
+    await lagOfFour();
+    const { worker, filings } = recorded(1);
+    // The first run of two messages fails: the second run is not tried before it.
+    expect(await worker.runOnce()).toEqual({ delivered: 4, failed: 4 });
+    expect(filings).toEqual([4]);
+    expect((await worker.lag()).messages).toBe(4);
+    // Redelivered in order (the next read asks for two: messages of two sightings).
+    expect(await worker.runOnce()).toEqual({ delivered: 2, failed: 0 });
+    expect(await worker.runOnce()).toEqual({ delivered: 2, failed: 0 });
+    expect(filings).toEqual([4, 4, 4]);
+    expect((await worker.lag()).messages).toBe(0);
+  });
+});
