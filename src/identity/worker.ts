@@ -5,8 +5,9 @@ import { consumerProcessed, consumerRetries } from "../metrics.js";
 import type { Bus } from "../stores/bus/port.js";
 import type { WarehouseStore } from "../stores/warehouse/port.js";
 import type { IdentityAssigner } from "./assign.js";
-import type { IdentityGraph } from "./graph.js";
+import type { IdentityGraph, IdentityLinkRow } from "./graph.js";
 import { IDENTITY_STREAM, parseSightings, type SightingsMessage } from "./messages.js";
+import type { GraphChange, Sighting } from "./union.js";
 
 export const IDENTITY_GROUP = "identity";
 
@@ -26,7 +27,7 @@ export interface IdentityWorkerOptions {
   /**
    * Sightings per filing at most (a message is never split): an import publishes 5,000 orders'
    * sightings per message, so a hundred messages read at once after a lag would be filed as one
-   * working set of half a million sightings. The next read asks for about this many.
+   * working set of half a million sightings. The next read asks for about four runs of this many.
    */
   maxSightings?: number;
   pollIntervalMs?: number;
@@ -37,12 +38,34 @@ export interface IdentityWorkerOptions {
 /** Sightings per filing by default: ~4 of an import's messages, a few hundred of ingestion's. */
 const DEFAULT_MAX_SIGHTINGS = 20_000;
 
+/** Runs of ~maxSightings a read asks for: a run's warehouse write overlaps the next run's filing. */
+const RUNS_PER_READ = 4;
+
 /** A pixel's messages filed together, in the order they were read. */
 interface Filing {
   ids: string[];
   parsed: SightingsMessage[];
   repair: boolean;
   count: number;
+}
+
+/** A run filed into the graph, its links still to write. */
+interface FiledRun {
+  sightings: Sighting[];
+  change: GraphChange;
+  links: IdentityLinkRow[];
+}
+
+/** What one read's runs came to. */
+interface Round {
+  /** Message ids to acknowledge. */
+  done: string[];
+  /** Pixels whose links changed. */
+  changed: Set<string>;
+  /** Messages left pending. */
+  failed: number;
+  /** Pixels with a failed run: their later runs stay pending behind it. */
+  failedPixels: Set<string>;
 }
 
 /**
@@ -155,51 +178,79 @@ export class IdentityWorker {
       last.repair ||= m.deliveries > 1;
       byPixel.set(parsed.pixelId, filings);
     }
-    this.readCount = nextReadCount(messages.length, read, this.maxSightings, this.batchSize);
-    const changed = new Set<string>();
-    let failed = 0;
+    this.readCount = nextReadCount(messages.length, read, this.maxSightings * RUNS_PER_READ, this.batchSize);
+    const round: Round = { done, changed: new Set(), failed: 0, failedPixels: new Set() };
+    // Each run's warehouse write (and what follows it) overlaps the next run's filing into the graph:
+    // different engines, and the graph's side was idle while the links were written. Writes stay in
+    // run order, one at a time.
+    let writing: Promise<void> = Promise.resolve();
     for (const [pixelId, filings] of byPixel) {
-      for (const [n, filing] of filings.entries()) {
-        const filed = await this.file(pixelId, filing);
-        if (filed !== null) {
-          if (filed.linked) changed.add(pixelId);
-          done.push(...filing.ids);
+      for (const filing of filings) {
+        // The pixel's later messages wait with a failed one: they are filed in the order published.
+        if (round.failedPixels.has(pixelId)) {
+          round.failed += filing.ids.length;
           continue;
         }
-        // The pixel's later messages wait with this one: they are filed in the order published.
-        failed += filings.slice(n).reduce((sum, f) => sum + f.ids.length, 0);
-        break;
+        const filed = await this.fileInGraph(pixelId, filing);
+        if (filed === null) {
+          round.failedPixels.add(pixelId);
+          round.failed += filing.ids.length;
+          continue;
+        }
+        const before = writing;
+        writing = before.then(() => this.writeLinks(pixelId, filing, filed, round));
       }
     }
-    if (changed.size && this.options.onChanged) {
-      await this.options.onChanged([...changed]).catch((err: unknown) => {
+    await writing;
+    if (round.changed.size && this.options.onChanged) {
+      await this.options.onChanged([...round.changed]).catch((err: unknown) => {
         this.options.log?.warn({ err }, "data version not bumped after identity merges");
       });
     }
     if (done.length) await this.bus.ack(IDENTITY_STREAM, IDENTITY_GROUP, done);
     consumerProcessed.inc({ consumer: IDENTITY_GROUP }, done.length);
-    if (failed > 0) consumerRetries.inc({ consumer: IDENTITY_GROUP }, failed);
-    return { delivered: messages.length, failed };
+    if (round.failed > 0) consumerRetries.inc({ consumer: IDENTITY_GROUP }, round.failed);
+    return { delivered: messages.length, failed: round.failed };
   }
 
-  /** Files one run of a pixel's messages: whether links changed; null (logged) when it failed. */
-  private async file(pixelId: string, filing: Filing): Promise<{ linked: boolean } | null> {
+  /** Files one run of a pixel's messages into the graph; null (logged) when that failed. */
+  private async fileInGraph(pixelId: string, filing: Filing): Promise<FiledRun | null> {
     const sightings = filing.parsed.flatMap((p) => p.sightings);
     try {
       const { change, links } = await this.graph.apply(pixelId, sightings, { repair: filing.repair });
-      // After the graph's commit, outside its writer lock (on a server that lock holds a Postgres
-      // connection): if this insert fails the messages stay pending and come back in repair mode.
-      if (links.length) {
-        await this.warehouse.insert("identity_links", links as unknown as Record<string, unknown>[]);
-      }
-      this.assigner.learn(pixelId, sightings, change);
-      const now = Date.now();
-      for (const p of filing.parsed) this.record(now - p.at);
-      return { linked: links.length > 0 };
+      return { sightings, change, links };
     } catch (err) {
       this.options.log?.warn({ err, pixelId }, "identity sightings not filed; retried");
       return null;
     }
+  }
+
+  /**
+   * After the graph's commit, outside its writer lock (on a server that lock holds a Postgres
+   * connection): the run's links into the warehouse, then the run counts as done. A run whose pixel
+   * failed meanwhile (an earlier run's write) stays pending too, though the graph has it: its
+   * redelivery is in repair mode, which writes every link it touches again. Never throws.
+   */
+  private async writeLinks(pixelId: string, filing: Filing, filed: FiledRun, round: Round): Promise<void> {
+    if (round.failedPixels.has(pixelId)) {
+      round.failed += filing.ids.length;
+      return;
+    }
+    try {
+      if (filed.links.length) {
+        await this.warehouse.insert("identity_links", filed.links as unknown as Record<string, unknown>[]);
+        round.changed.add(pixelId);
+      }
+      this.assigner.learn(pixelId, filed.sightings, filed.change);
+    } catch (err) {
+      this.options.log?.warn({ err, pixelId }, "identity links not written; retried");
+      round.failedPixels.add(pixelId);
+      round.failed += filing.ids.length;
+      return;
+    }
+    const now = Date.now();
+    for (const p of filing.parsed) this.record(now - p.at);
+    round.done.push(...filing.ids);
   }
 
   private record(ms: number): void {

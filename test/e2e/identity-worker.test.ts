@@ -187,16 +187,29 @@ describe("the identity worker behind a lag of large messages", () => {
     }
     return px;
   };
-  /** A worker on the real stores whose filings and reads are recorded; `failFiling` (1-based) throws. */
-  const recorded = (failFiling?: number) => {
+  /**
+   * A worker on the real stores whose filings, reads and links writes are recorded; `failFiling`
+   * (1-based) throws in the graph, `failWrite` (1-based) in the warehouse, and `holdWrite` keeps
+   * run n's links write (1-based) waiting until run n + 1 is filed into the graph.
+   */
+  const recorded = (opts: { failFiling?: number; failWrite?: number; holdWrite?: number } = {}) => {
     const filings: number[] = [];
     const asked: number[] = [];
+    const steps: string[] = [];
+    const filed = new Map<number, () => void>();
+    const filedAt = (n: number) => new Promise<void>((resolve) => filed.set(n, resolve));
+    const held = opts.holdWrite ? filedAt(opts.holdWrite + 1) : null;
     const graph = new IdentityGraph(app.stores.identity);
     const apply = graph.apply.bind(graph);
     graph.apply = async (pixelId, sightings, options) => {
       filings.push(sightings.length);
-      if (filings.length === failFiling) throw new Error("injected: graph unavailable");
-      return apply(pixelId, sightings, options);
+      const n = filings.length;
+      steps.push(`file ${n}`);
+      if (n === opts.failFiling) throw new Error("injected: graph unavailable");
+      const result = await apply(pixelId, sightings, options);
+      steps.push(`filed ${n}`);
+      filed.get(n)?.();
+      return result;
     };
     const bus = app.stores.bus;
     const reading = new Proxy(bus, {
@@ -210,41 +223,96 @@ describe("the identity worker behind a lag of large messages", () => {
         return typeof v === "function" ? v.bind(target) : v;
       },
     });
-    const worker = new IdentityWorker(reading, graph, app.stores.warehouse, new IdentityAssigner(), {
+    const warehouse = app.stores.warehouse;
+    let writes = 0;
+    const writing = new Proxy(warehouse, {
+      get(target, prop, receiver) {
+        if (prop === "insert")
+          return async (table: string, rows: readonly Record<string, unknown>[]) => {
+            if (table !== "identity_links") return target.insert(table, rows);
+            const n = ++writes;
+            steps.push(`write ${n}`);
+            if (n === opts.holdWrite) await held;
+            if (n === opts.failWrite) throw new Error("injected: warehouse refused the links");
+            await target.insert(table, rows);
+            steps.push(`written ${n}`);
+          };
+        const v = Reflect.get(target, prop, receiver);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const worker = new IdentityWorker(reading, graph, writing, new IdentityAssigner(), {
       claimIdleMs: 0,
       maxSightings: 4,
     });
-    return { worker, filings, asked };
+    return { worker, filings, asked, steps };
+  };
+  const identityLinks = async (pixelId: string) => {
+    const rows = await app.stores.warehouse.query<{ n: string }>(
+      "SELECT count() AS n FROM identity_links WHERE pixel_id = {pixel:String} AND alias_type = 'identity'",
+      { pixel: pixelId },
+    );
+    return Number(rows[0]?.n);
   };
 
-  it("files them in runs of at most maxSightings and asks for about that many next", async () => {
+  it("files them in runs of at most maxSightings and asks for about four runs' worth next", async () => {
     const px = await lagOfFour();
     const { worker, filings, asked } = recorded();
     expect(await worker.runOnce()).toEqual({ delivered: 4, failed: 0 });
     // Two filings of two messages each (2 + 2 sightings), not one of eight.
     expect(filings).toEqual([4, 4]);
     expect((await worker.lag()).messages).toBe(0);
-    // Messages of two sightings: the next read asks for two of them.
+    // Messages of two sightings: the next read asks for eight of them (four runs of four).
     await worker.runOnce();
-    expect(asked).toEqual([100, 2]);
-    const links = await app.stores.warehouse.query<{ n: string }>(
-      "SELECT count() AS n FROM identity_links WHERE pixel_id = {pixel:String} AND alias_type = 'identity'",
-      { pixel: px.pixelId },
-    );
-    expect(Number(links[0]?.n)).toBe(8);
+    expect(asked).toEqual([100, 8]);
+    expect(await identityLinks(px.pixelId)).toBe(8);
+  });
+
+  it("writes a run's links while the next run is filed into the graph, in run order", async () => {
+    const px = await lagOfFour();
+    // The first write waits until the second run is in the graph: written one after the other, it
+    // would wait for ever.
+    const { worker, steps } = recorded({ holdWrite: 1 });
+    expect(await worker.runOnce()).toEqual({ delivered: 4, failed: 0 });
+    expect(steps).toEqual([
+      "file 1",
+      "filed 1",
+      "file 2",
+      "write 1",
+      "filed 2",
+      "written 1",
+      "write 2",
+      "written 2",
+    ]);
+    expect(await identityLinks(px.pixelId)).toBe(8);
   });
 
   it("leaves a pixel's later messages pending behind one that failed, and files them all next", async () => {
     await lagOfFour();
-    const { worker, filings } = recorded(1);
-    // The first run of two messages fails: the second run is not tried before it.
+    const { worker, filings } = recorded({ failFiling: 1 });
+    // The first run of two messages fails: the second run is not tried after it.
     expect(await worker.runOnce()).toEqual({ delivered: 4, failed: 4 });
     expect(filings).toEqual([4]);
     expect((await worker.lag()).messages).toBe(4);
-    // Redelivered in order (the next read asks for two: messages of two sightings).
-    expect(await worker.runOnce()).toEqual({ delivered: 2, failed: 0 });
-    expect(await worker.runOnce()).toEqual({ delivered: 2, failed: 0 });
+    // Redelivered in order, in two runs again.
+    expect(await worker.runOnce()).toEqual({ delivered: 4, failed: 0 });
     expect(filings).toEqual([4, 4, 4]);
+    expect((await worker.lag()).messages).toBe(0);
+  });
+
+  it("keeps a run filed into the graph pending when an earlier run's links write fails, and rewrites both", async () => {
+    const px = await lagOfFour();
+    // The first write is held until the second run is in the graph, then fails.
+    const { worker, filings, steps } = recorded({ holdWrite: 1, failWrite: 1 });
+    expect(await worker.runOnce()).toEqual({ delivered: 4, failed: 4 });
+    expect(filings).toEqual([4, 4]);
+    // The second run's links are not written behind the failed first run's.
+    expect(steps).toEqual(["file 1", "filed 1", "file 2", "write 1", "filed 2"]);
+    expect(await identityLinks(px.pixelId)).toBe(0);
+    expect((await worker.lag()).messages).toBe(4);
+    // Redelivered in repair mode: every link of both runs is written.
+    expect(await worker.runOnce()).toEqual({ delivered: 4, failed: 0 });
+    expect(await identityLinks(px.pixelId)).toBe(8);
     expect((await worker.lag()).messages).toBe(0);
   });
 });
