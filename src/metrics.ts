@@ -224,5 +224,56 @@ new Gauge({
   },
 });
 
+/** The warehouse's own background work: merges running now and active parts, in its database. */
+export interface WarehouseActivity {
+  merges: number;
+  parts: number;
+}
+
+let warehouseActivity: (() => Promise<WarehouseActivity>) | undefined;
+let activity: Promise<WarehouseActivity | null> | undefined;
+
+/**
+ * How to read the warehouse's merges and parts, for the two gauges below: after a burst of writes
+ * the engine merges its parts for a while, on the same cores as the requests.
+ */
+export function registerWarehouseActivity(read: () => Promise<WarehouseActivity>): void {
+  warehouseActivity = read;
+}
+
+/** One read per scrape, shared by the two gauges; null when the warehouse cannot say. */
+function scrapeActivity(): Promise<WarehouseActivity | null> {
+  activity ??= (warehouseActivity?.() ?? Promise.resolve(null))
+    .catch(() => null)
+    .finally(() => {
+      setImmediate(() => {
+        activity = undefined;
+      });
+    });
+  return activity;
+}
+
+new Gauge({
+  name: "pixelhouse_warehouse_merges",
+  help: "Merges of the warehouse's tables running now",
+  registers: [registry],
+  async collect() {
+    this.reset();
+    const a = await scrapeActivity();
+    if (a) this.set(a.merges);
+  },
+});
+
+new Gauge({
+  name: "pixelhouse_warehouse_active_parts",
+  help: "Active data parts of the warehouse's tables (each small write adds one until merged)",
+  registers: [registry],
+  async collect() {
+    this.reset();
+    const a = await scrapeActivity();
+    if (a) this.set(a.parts);
+  },
+});
+
 /** Seconds since `startedMs` (performance.now()) — for histogram observations. */
 export const since = (startedMs: number): number => (performance.now() - startedMs) / 1000;

@@ -21,7 +21,7 @@ import { IngestService } from "./ingest/service.js";
 import { JourneyService } from "./journeys/service.js";
 import { ApiKeyService } from "./keys/service.js";
 import type { Logger } from "./log.js";
-import { registerConsumer } from "./metrics.js";
+import { registerConsumer, registerWarehouseActivity } from "./metrics.js";
 import { PixelService } from "./pixels/service.js";
 import { loadVariantCostFacts } from "./products/facts.js";
 import { ProductService } from "./products/service.js";
@@ -77,6 +77,11 @@ export interface Services {
   settle(timeoutMs?: number, options?: { derived?: boolean }): ReturnType<IdentityWorker["catchUp"]>;
 }
 
+/** The warehouse's merges running now and its active parts, in its own database (the metrics gauges). */
+const WAREHOUSE_ACTIVITY_SQL = `SELECT
+  (SELECT count() FROM system.merges WHERE database = currentDatabase()) AS merges,
+  (SELECT count() FROM system.parts WHERE active AND database = currentDatabase()) AS parts`;
+
 export function buildServices(stores: Stores, config: Config, log: Logger): Services {
   const versions = new DataVersions(stores.kv);
   const assigner = new IdentityAssigner();
@@ -130,6 +135,10 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
   registerConsumer("forwarding", () => forwarder.queue.backlog());
   registerConsumer(RECALC_GROUP, () => recalcWorker.lag());
   registerConsumer(IDENTITY_GROUP, () => identityWorker.lag());
+  registerWarehouseActivity(async () => {
+    const [row] = await stores.warehouse.query<{ merges: string; parts: string }>(WAREHOUSE_ACTIVITY_SQL);
+    return { merges: Number(row?.merges ?? 0), parts: Number(row?.parts ?? 0) };
+  });
   // 0 readers: statements run on the warehouse's own connection.
   const readers =
     config.QUERY_READERS > 0

@@ -131,6 +131,24 @@ describe("GET /metrics", () => {
     );
   });
 
+  it("reports the warehouse's active parts and running merges, as its system tables say", async () => {
+    await sendOk(app, px, [{ name: "page_view", eventId: "m-parts", identityId: "visitor-parts" }]);
+    const wh = app.stores.warehouse;
+    // Merges held, so the parts do not change between the scrape and the count.
+    await wh.command("SYSTEM STOP MERGES");
+    try {
+      const text = (await scrape()).text;
+      const [row] = await wh.query<{ parts: string }>(
+        "SELECT count() AS parts FROM system.parts WHERE active AND database = currentDatabase()",
+      );
+      expect(Number(row?.parts)).toBeGreaterThan(0);
+      expect(sample(text, "pixelhouse_warehouse_active_parts")).toBe(Number(row?.parts));
+      expect(text).toMatch(/^pixelhouse_warehouse_merges \d+$/m);
+    } finally {
+      await wh.command("SYSTEM START MERGES");
+    }
+  });
+
   it("/readyz names each consumer with its lag", async () => {
     const res = await app.call("GET", "/readyz");
     expect(res.status).toBe(200);
