@@ -230,14 +230,14 @@ export interface WarehouseActivity {
   parts: number;
 }
 
-let warehouseActivity: (() => Promise<WarehouseActivity>) | undefined;
+let warehouseActivity: (() => Promise<WarehouseActivity | null>) | undefined;
 let activity: Promise<WarehouseActivity | null> | undefined;
 
 /**
  * How to read the warehouse's merges and parts, for the two gauges below: after a burst of writes
  * the engine merges its parts for a while, on the same cores as the requests.
  */
-export function registerWarehouseActivity(read: () => Promise<WarehouseActivity>): void {
+export function registerWarehouseActivity(read: () => Promise<WarehouseActivity | null>): void {
   warehouseActivity = read;
 }
 

@@ -30,6 +30,7 @@ import { QueryService } from "./query/service.js";
 import { creditCellsSql } from "./query/sources/credit-cells.js";
 import { DataVersions } from "./shared/data-version.js";
 import type { Stores } from "./stores/index.js";
+import { LazyWarehouse } from "./stores/warehouse/lazy.js";
 import { OwnSession } from "./stores/warehouse/session.js";
 import { SyncService } from "./sync/service.js";
 
@@ -136,7 +137,13 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
   registerConsumer(RECALC_GROUP, () => recalcWorker.lag());
   registerConsumer(IDENTITY_GROUP, () => identityWorker.lag());
   registerWarehouseActivity(async () => {
-    const [row] = await stores.warehouse.query<{ merges: string; parts: string }>(WAREHOUSE_ACTIVITY_SQL);
+    // A scrape never opens a warehouse nothing else has opened, nor waits long on one that hangs.
+    if (stores.warehouse instanceof LazyWarehouse && !stores.warehouse.opened) return null;
+    const [row] = await stores.warehouse.query<{ merges: string; parts: string }>(
+      WAREHOUSE_ACTIVITY_SQL,
+      {},
+      { signal: AbortSignal.timeout(5_000) },
+    );
     return { merges: Number(row?.merges ?? 0), parts: Number(row?.parts ?? 0) };
   });
   // 0 readers: statements run on the warehouse's own connection.

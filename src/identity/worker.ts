@@ -66,6 +66,8 @@ interface Round {
   failed: number;
   /** Pixels with a failed run: their later runs stay pending behind it. */
   failedPixels: Set<string>;
+  /** Pixels whose links write failed: their later runs' writes are not tried, though filed. */
+  writeFailed: Set<string>;
 }
 
 /**
@@ -179,7 +181,13 @@ export class IdentityWorker {
       byPixel.set(parsed.pixelId, filings);
     }
     this.readCount = nextReadCount(messages.length, read, this.maxSightings * RUNS_PER_READ, this.batchSize);
-    const round: Round = { done, changed: new Set(), failed: 0, failedPixels: new Set() };
+    const round: Round = {
+      done,
+      changed: new Set(),
+      failed: 0,
+      failedPixels: new Set(),
+      writeFailed: new Set(),
+    };
     // Each run's warehouse write (and what follows it) overlaps the next run's filing into the graph:
     // different engines, and the graph's side was idle while the links were written. Writes stay in
     // run order, one at a time.
@@ -197,8 +205,9 @@ export class IdentityWorker {
           round.failed += filing.ids.length;
           continue;
         }
-        const before = writing;
-        writing = before.then(() => this.writeLinks(pixelId, filing, filed, round));
+        writing = writing.then(() => this.writeLinks(pixelId, filing, filed, round));
+        // Handled here while the next run is filed; a rejection still reaches the await below.
+        writing.catch(() => {});
       }
     }
     await writing;
@@ -232,7 +241,8 @@ export class IdentityWorker {
    * redelivery is in repair mode, which writes every link it touches again. Never throws.
    */
   private async writeLinks(pixelId: string, filing: Filing, filed: FiledRun, round: Round): Promise<void> {
-    if (round.failedPixels.has(pixelId)) {
+    // Only an earlier run's failed write holds this one back: a later run's failed filing does not.
+    if (round.writeFailed.has(pixelId)) {
       round.failed += filing.ids.length;
       return;
     }
@@ -245,6 +255,7 @@ export class IdentityWorker {
     } catch (err) {
       this.options.log?.warn({ err, pixelId }, "identity links not written; retried");
       round.failedPixels.add(pixelId);
+      round.writeFailed.add(pixelId);
       round.failed += filing.ids.length;
       return;
     }

@@ -190,7 +190,7 @@ describe("the identity worker behind a lag of large messages", () => {
   /**
    * A worker on the real stores whose filings, reads and links writes are recorded; `failFiling`
    * (1-based) throws in the graph, `failWrite` (1-based) in the warehouse, and `holdWrite` keeps
-   * run n's links write (1-based) waiting until run n + 1 is filed into the graph.
+   * run n's links write (1-based) waiting until run n + 1's filing into the graph has ended.
    */
   const recorded = (opts: { failFiling?: number; failWrite?: number; holdWrite?: number } = {}) => {
     const filings: number[] = [];
@@ -205,11 +205,14 @@ describe("the identity worker behind a lag of large messages", () => {
       filings.push(sightings.length);
       const n = filings.length;
       steps.push(`file ${n}`);
-      if (n === opts.failFiling) throw new Error("injected: graph unavailable");
-      const result = await apply(pixelId, sightings, options);
-      steps.push(`filed ${n}`);
-      filed.get(n)?.();
-      return result;
+      try {
+        if (n === opts.failFiling) throw new Error("injected: graph unavailable");
+        const result = await apply(pixelId, sightings, options);
+        steps.push(`filed ${n}`);
+        return result;
+      } finally {
+        filed.get(n)?.();
+      }
     };
     const bus = app.stores.bus;
     const reading = new Proxy(bus, {
@@ -297,6 +300,19 @@ describe("the identity worker behind a lag of large messages", () => {
     // Redelivered in order, in two runs again.
     expect(await worker.runOnce()).toEqual({ delivered: 4, failed: 0 });
     expect(filings).toEqual([4, 4, 4]);
+    expect((await worker.lag()).messages).toBe(0);
+  });
+
+  it("writes the runs filed before a run whose filing failed, and leaves only that one pending", async () => {
+    const px = await lagOfFour();
+    // The first run's write waits until the second run's filing has failed: it is still written.
+    const { worker, steps } = recorded({ holdWrite: 1, failFiling: 2 });
+    expect(await worker.runOnce()).toEqual({ delivered: 4, failed: 2 });
+    expect(steps).toEqual(["file 1", "filed 1", "file 2", "write 1", "written 1"]);
+    expect(await identityLinks(px.pixelId)).toBe(4);
+    expect((await worker.lag()).messages).toBe(2);
+    expect(await worker.runOnce()).toEqual({ delivered: 2, failed: 0 });
+    expect(await identityLinks(px.pixelId)).toBe(8);
     expect((await worker.lag()).messages).toBe(0);
   });
 

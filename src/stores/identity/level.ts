@@ -99,10 +99,15 @@ export class LevelIdentityGraphStore implements IdentityGraphStore, CopyTarget {
   async copyPage(rows: readonly CopiedAlias[]): Promise<void> {
     if (rows.length === 0) return;
     const batch = this.db.batch();
-    for (const r of rows) {
-      batch.put(aliasKey(r.p, r.t, r.v), r.c);
-      batch.put(memberKey(r.p, r.c, r.t, r.v), "");
-      batch.put(namedKey(r.p, r.c), "");
+    try {
+      for (const r of rows) {
+        batch.put(aliasKey(r.p, r.t, r.v), r.c);
+        batch.put(memberKey(r.p, r.c, r.t, r.v), "");
+        batch.put(namedKey(r.p, r.c), "");
+      }
+    } catch (err) {
+      await batch.close().catch(() => {});
+      throw err;
     }
     await batch.write();
   }
@@ -184,8 +189,9 @@ export class LevelPixelGraph implements PixelGraph {
       else await batch.close();
       return moved;
     } finally {
-      // A batch never written (a read above failed) is released unwritten.
-      if (!writing) await batch.close();
+      // A batch never written (a read above failed) is released unwritten; that read's error is the
+      // one to report.
+      if (!writing) await batch.close().catch(() => {});
     }
   }
 
