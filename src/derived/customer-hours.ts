@@ -42,9 +42,15 @@ const PIXEL = "{pixel:String}";
  * is or was counted for (`changedCustomers`: an order that changed customer moves rows of both); `all` — every
  * customer of the pixel, for a first build. Each customer's rows are written again with
  * `built_version` = `{version}`, and a stored row of theirs with no order any more is written with
- * `kinds` = 0, so no stale row survives.
+ * `kinds` = 0, so no stale row survives. A first build of a large pixel goes in `sliced` parts (by
+ * a hash of the customer key): the window over every customer's hours held ~350 MB of the engine's
+ * memory for 1M orders in one statement, and chDB keeps what a statement took.
  */
-export function customerHoursRefreshSql(scope: "since" | "all", materialized = false): string {
+export function customerHoursRefreshSql(
+  scope: "since" | "all",
+  materialized = false,
+  sliced = false,
+): string {
   // The set is read twice: computed once where the engine can (see refreshSql).
   const customers =
     scope === "since"
@@ -55,7 +61,14 @@ export function customerHoursRefreshSql(scope: "since" | "all", materialized = f
 )
 `
       : "";
-  const ofCustomers = scope === "since" ? " AND customer_key IN (SELECT k FROM customers)" : "";
+  // `sliced` (a first build in parts): only the customers whose key hashes to `{slice}` of
+  // `{slices}`. Every row of a customer comes from that customer's orders and stored rows alone.
+  const ofCustomers =
+    scope === "since"
+      ? " AND customer_key IN (SELECT k FROM customers)"
+      : sliced
+        ? " AND cityHash64(customer_key) % {slices:UInt32} = {slice:UInt32}"
+        : "";
   const prevs = Object.entries(PREV_BY_MASK).map(
     ([mask, col]) =>
       `ifNull(max(if(bitAnd(kinds, ${mask}) != 0, hour, NULL)) OVER w, ${NO_PREVIOUS}) AS ${col}`,

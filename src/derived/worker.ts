@@ -54,7 +54,12 @@ export interface DerivedWorkerOptions {
   creditCells?: CreditCellsSql;
   /** The least time between two refreshes of a pixel's cells (default CREDIT_MIN_INTERVAL_MS; tests: 0). */
   creditIntervalMs?: number;
+  /** Orders per part of a first build of customer_hours (default DEFAULT_CUSTOMER_SLICE_ORDERS). */
+  customerSliceOrders?: number;
 }
+
+/** A first build of customer_hours goes in parts of about this many orders' customers. */
+const DEFAULT_CUSTOMER_SLICE_ORDERS = 250_000;
 
 export interface RefreshResult {
   pixelId: string;
@@ -418,6 +423,16 @@ ORDER BY pixel_id`,
    * Rebuilds the conversions of one pixel that rows ingested since its watermark (less the margin)
    * can change, then moves the watermark to the engine's clock less `marginMs`. Serialized per pixel.
    */
+  /** How many parts a first build of the pixel's customer hours goes in (1 below the slice size). */
+  private async customerSlices(pixelId: string): Promise<number> {
+    const [row] = await this.warehouse.query<{ n: string }>(
+      "SELECT toString(count()) AS n FROM orders WHERE pixel_id = {pixel:String}",
+      { pixel: pixelId },
+    );
+    const perSlice = Math.max(1, this.options.customerSliceOrders ?? DEFAULT_CUSTOMER_SLICE_ORDERS);
+    return Math.max(1, Math.ceil(Number(row?.n ?? 0) / perSlice));
+  }
+
   async refresh(pixelId: string, marginMs = this.options.marginMs): Promise<RefreshResult> {
     return this.options.exclusive(`derived:${pixelId}`, async () => {
       const started = performance.now();
@@ -470,9 +485,17 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
           await this.warehouse.command(refreshSql("month", once), params, options);
           await this.warehouse.command(orderFactsRefreshSql("month"), params, FOREGROUND);
         }
-        // Whole customers, not months: a customer's rows chain across months.
+        // Whole customers, not months: a customer's rows chain across months. A large pixel's are
+        // built in parts of whole customers, each part holding ~customerSliceOrders orders' hours.
         const params = { pixel: pixelId, version: state.version, cutoff: state.next };
-        await this.warehouse.command(customerHoursRefreshSql("all"), params, FOREGROUND);
+        const slices = await this.customerSlices(pixelId);
+        for (let slice = 0; slice < slices; slice++) {
+          await this.warehouse.command(
+            customerHoursRefreshSql("all", false, slices > 1),
+            { ...params, slices, slice },
+            FOREGROUND,
+          );
+        }
         await this.warehouse.command(refundHoursRefreshSql("all"), params, FOREGROUND);
         const refundMonths = await this.warehouse.query<{ m: number }>(
           "SELECT DISTINCT toYYYYMM(created_at) AS m FROM refunds WHERE pixel_id = {pixel:String} ORDER BY m",

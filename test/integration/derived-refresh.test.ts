@@ -234,6 +234,17 @@ describe("DerivedWorker", () => {
     expect((await worker.runOnce(0)).every((r) => r.full)).toBe(true);
     expect(await facts()).toEqual(incremental);
     expect(await customerHours()).toEqual(customersIncremental);
+
+    // A first build in parts (here one part per order's worth of customers) writes the same rows.
+    const parts = new DerivedWorker(wh.store, {
+      marginMs: 0,
+      exclusive: (key, fn) => sql.store.exclusive(key, fn),
+      customerSliceOrders: 1,
+    });
+    await wh.store.command("TRUNCATE TABLE customer_hours");
+    await wh.store.command("TRUNCATE TABLE derived_watermarks");
+    expect((await parts.runOnce(0)).every((r) => r.full)).toBe(true);
+    expect(await customerHours()).toEqual(customersIncremental);
   });
 
   it("a version landing in the middle of a refresh, its predecessor merged away, leaves no stale hour or customer", async () => {
