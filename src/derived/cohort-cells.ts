@@ -22,7 +22,10 @@ export type CohortTarget = { timezones: string[]; masks: number[] };
 export const DEFAULT_COHORT_TARGET: CohortTarget = { timezones: ["UTC"], masks: [1] };
 
 /** The orders snapshot of the build `{version}` in `{slot}`, of the orders seen at `{cutoff}`. */
-export function cohortOrdersBuildSql(): string {
+export function cohortOrdersBuildSql(sliced = false): string {
+  // `sliced`: only the customers whose key hashes to `{slice}` of `{slices}` (a large pixel's build
+  // goes in parts; each order's row depends on its own versions alone).
+  const part = sliced ? " AND cityHash64(customer_key) % {slices:UInt32} = {slice:UInt32}" : "";
   return `INSERT INTO cohort_orders (pixel_id, slot, customer_key, order_id, created_at, built_version, kind, currency, total_price)
 SELECT ${PIXEL}, ${SLOT}, customer_key, order_id, created_at, {version:UInt64},
   argMax(kind, built), argMax(currency, built), argMax(total_price, built)
@@ -33,10 +36,10 @@ FROM (
     SELECT order_id, created_at, financial_status, customer_id, customer_email_hash, currency, total_price, ingested_at
     FROM orders FINAL WHERE pixel_id = ${PIXEL}
   ) AS o
-  WHERE ${seenByRefresh("o")}
+  WHERE ${seenByRefresh("o")}${part}
   UNION ALL
   SELECT customer_key, order_id, created_at, toUInt8(0), currency, total_price, 0
-  FROM cohort_orders FINAL WHERE pixel_id = ${PIXEL} AND slot = ${SLOT} AND kind != 0
+  FROM cohort_orders FINAL WHERE pixel_id = ${PIXEL} AND slot = ${SLOT} AND kind != 0${part}
 )
 GROUP BY customer_key, order_id, created_at`;
 }

@@ -54,11 +54,14 @@ export interface DerivedWorkerOptions {
   creditCells?: CreditCellsSql;
   /** The least time between two refreshes of a pixel's cells (default CREDIT_MIN_INTERVAL_MS; tests: 0). */
   creditIntervalMs?: number;
-  /** Orders per part of a first build of customer_hours (default DEFAULT_CUSTOMER_SLICE_ORDERS). */
+  /**
+   * Orders per part of a first build of customer_hours and of each cohort snapshot (default
+   * DEFAULT_CUSTOMER_SLICE_ORDERS).
+   */
   customerSliceOrders?: number;
 }
 
-/** A first build of customer_hours goes in parts of about this many orders' customers. */
+/** A first build of customer_hours, and a cohort snapshot, go in parts of about this many orders' customers. */
 const DEFAULT_CUSTOMER_SLICE_ORDERS = 250_000;
 
 export interface RefreshResult {
@@ -599,7 +602,15 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
       if (!due || (built && age * 1000 < this.cohortInterval)) return;
       const slot = built ? 1 - Number(state!.slot) : 0;
       const params = { pixel: pixelId, slot, version: at.version, cutoff: at.cutoff };
-      await this.warehouse.command(cohortOrdersBuildSql(), params, FOREGROUND);
+      // In parts of whole customers for a large pixel, as customer_hours' first build.
+      const slices = await this.customerSlices(pixelId);
+      for (let slice = 0; slice < slices; slice++) {
+        await this.warehouse.command(
+          cohortOrdersBuildSql(slices > 1),
+          { ...params, slices, slice },
+          FOREGROUND,
+        );
+      }
       for (const granularity of ["month", "week"] as const) {
         for (const tz of target.timezones) {
           for (const mask of target.masks) {

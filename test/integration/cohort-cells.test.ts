@@ -31,11 +31,18 @@ afterAll(async () => {
 });
 
 const worker = (
-  options: { marginMs?: number; fail?: boolean | (() => boolean); interval?: number; masks?: number[] } = {},
+  options: {
+    marginMs?: number;
+    fail?: boolean | (() => boolean);
+    interval?: number;
+    masks?: number[];
+    sliceOrders?: number;
+  } = {},
 ) =>
   new DerivedWorker(wh.store, {
     marginMs: options.marginMs ?? 0,
     cohortIntervalMs: options.interval ?? 0,
+    ...(options.sliceOrders ? { customerSliceOrders: options.sliceOrders } : {}),
     exclusive: (key, fn) => sql.store.exclusive(key, fn),
     cohortTarget: async () => {
       if (typeof options.fail === "function" ? options.fail() : options.fail)
@@ -129,6 +136,29 @@ describe("cohort cells", () => {
     expect(await cells("px_c", 0)).toEqual({
       "2026-01-01/0": [2, 3, 19],
       "2026-01-01/1": [2, 2, 28.5],
+    });
+  });
+
+  it("a build in parts of whole customers writes the same cells, and so does the next one", async () => {
+    await wh.store.insert("orders", [
+      order("px_p", "a1", "a", "01-10", 10),
+      order("px_p", "a2", "a", "01-20", 5),
+      order("px_p", "a3", "a", "02-03", 7.5),
+      order("px_p", "b1", "b", "02-14", 20),
+    ]);
+    // One part per order's worth of customers: four parts here.
+    const w = worker({ sliceOrders: 1 });
+    await w.runOnce(0);
+    expect(await cells("px_p", 0)).toEqual({
+      "2026-01-01/0": [1, 2, 15],
+      "2026-01-01/1": [1, 1, 7.5],
+      "2026-02-01/0": [1, 1, 20],
+    });
+    await wh.store.insert("orders", [order("px_p", "b0", "b", "01-31", 4)]);
+    await w.runOnce(0);
+    expect(await cells("px_p", 1)).toEqual({
+      "2026-01-01/0": [2, 3, 19],
+      "2026-01-01/1": [2, 2, 27.5],
     });
   });
 
