@@ -176,16 +176,21 @@ export async function consumerReport(maxLagSeconds: number): Promise<Record<stri
   return out;
 }
 
-let collected: Promise<Record<string, ConsumerState | null>> | undefined;
-/** One read of every consumer per scrape, shared by the three gauges below. */
-function scrapeConsumers(): Promise<Record<string, ConsumerState | null>> {
-  collected ??= consumerStates().finally(() => {
-    setImmediate(() => {
-      collected = undefined;
+/** `read` once per scrape: the gauges collected in one scrape share its promise. */
+function oncePerScrape<T>(read: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () => {
+    pending ??= read().finally(() => {
+      setImmediate(() => {
+        pending = undefined;
+      });
     });
-  });
-  return collected;
+    return pending;
+  };
 }
+
+/** One read of every consumer per scrape, shared by the three gauges below. */
+const scrapeConsumers = oncePerScrape(consumerStates);
 
 new Gauge({
   name: "pixelhouse_consumer_lag_messages",
@@ -231,7 +236,6 @@ export interface WarehouseActivity {
 }
 
 let warehouseActivity: (() => Promise<WarehouseActivity | null>) | undefined;
-let activity: Promise<WarehouseActivity | null> | undefined;
 
 /**
  * How to read the warehouse's merges and parts, for the two gauges below: after a burst of writes
@@ -242,16 +246,7 @@ export function registerWarehouseActivity(read: () => Promise<WarehouseActivity 
 }
 
 /** One read per scrape, shared by the two gauges; null when the warehouse cannot say. */
-function scrapeActivity(): Promise<WarehouseActivity | null> {
-  activity ??= (warehouseActivity?.() ?? Promise.resolve(null))
-    .catch(() => null)
-    .finally(() => {
-      setImmediate(() => {
-        activity = undefined;
-      });
-    });
-  return activity;
-}
+const scrapeActivity = oncePerScrape(async () => (await warehouseActivity?.().catch(() => null)) ?? null);
 
 new Gauge({
   name: "pixelhouse_warehouse_merges",

@@ -62,6 +62,14 @@ const order = (pixel: string, id: string, customer: string, day: string, price: 
   version,
 });
 
+/** The worked example's first four orders: customer a's three, customer b's one. */
+const workedExample = (pixel: string) => [
+  order(pixel, "a1", "a", "01-10", 10),
+  order(pixel, "a2", "a", "01-20", 5),
+  order(pixel, "a3", "a", "02-03", 7.5),
+  order(pixel, "b1", "b", "02-14", 20),
+];
+
 interface Build {
   slot: number;
   built_version: string;
@@ -96,12 +104,7 @@ async function cells(pixel: string, slot: number): Promise<Record<string, [numbe
 
 describe("cohort cells", () => {
   it("a build writes the snapshot's cells; a late order builds the other slot; the first stays as it was (worked example)", async () => {
-    await wh.store.insert("orders", [
-      order("px_c", "a1", "a", "01-10", 10),
-      order("px_c", "a2", "a", "01-20", 5),
-      order("px_c", "a3", "a", "02-03", 7.5),
-      order("px_c", "b1", "b", "02-14", 20),
-    ]);
+    await wh.store.insert("orders", workedExample("px_c"));
     const w = worker();
     await w.runOnce(0);
     const first = await latest("px_c");
@@ -140,12 +143,7 @@ describe("cohort cells", () => {
   });
 
   it("a build in parts of whole customers writes the same cells, and so does the next one", async () => {
-    await wh.store.insert("orders", [
-      order("px_p", "a1", "a", "01-10", 10),
-      order("px_p", "a2", "a", "01-20", 5),
-      order("px_p", "a3", "a", "02-03", 7.5),
-      order("px_p", "b1", "b", "02-14", 20),
-    ]);
+    await wh.store.insert("orders", workedExample("px_p"));
     // One part per order's worth of customers: four parts here.
     const w = worker({ sliceOrders: 1 });
     await w.runOnce(0);
