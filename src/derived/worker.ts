@@ -1,7 +1,7 @@
 import { PollingLoop } from "../events/loop.js";
 import type { Logger } from "../log.js";
 import { consumerProcessed } from "../metrics.js";
-import type { WarehouseStore } from "../stores/warehouse/port.js";
+import type { Params, WarehouseStore } from "../stores/warehouse/port.js";
 import { PixelBackoff } from "./backoff.js";
 import {
   COHORT_BUILDS_DUE_SQL,
@@ -423,19 +423,29 @@ ORDER BY pixel_id`,
   }
 
   /**
-   * Rebuilds the conversions of one pixel that rows ingested since its watermark (less the margin)
-   * can change, then moves the watermark to the engine's clock less `marginMs`. Serialized per pixel.
+   * Runs a statement over the pixel's customers in parts of whole customers, ~customerSliceOrders
+   * orders' worth each (one part, unsliced, below that): `sql(sliced)` with `{slices}` and `{slice}`.
    */
-  /** How many parts a first build of the pixel's customer hours goes in (1 below the slice size). */
-  private async customerSlices(pixelId: string): Promise<number> {
+  private async inCustomerParts(
+    pixelId: string,
+    sql: (sliced: boolean) => string,
+    params: Params,
+  ): Promise<void> {
     const [row] = await this.warehouse.query<{ n: string }>(
       "SELECT toString(count()) AS n FROM orders WHERE pixel_id = {pixel:String}",
       { pixel: pixelId },
     );
     const perSlice = Math.max(1, this.options.customerSliceOrders ?? DEFAULT_CUSTOMER_SLICE_ORDERS);
-    return Math.max(1, Math.ceil(Number(row?.n ?? 0) / perSlice));
+    const slices = Math.max(1, Math.ceil(Number(row?.n ?? 0) / perSlice));
+    for (let slice = 0; slice < slices; slice++) {
+      await this.warehouse.command(sql(slices > 1), { ...params, slices, slice }, FOREGROUND);
+    }
   }
 
+  /**
+   * Rebuilds the conversions of one pixel that rows ingested since its watermark (less the margin)
+   * can change, then moves the watermark to the engine's clock less `marginMs`. Serialized per pixel.
+   */
   async refresh(pixelId: string, marginMs = this.options.marginMs): Promise<RefreshResult> {
     return this.options.exclusive(`derived:${pixelId}`, async () => {
       const started = performance.now();
@@ -491,14 +501,11 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
         // Whole customers, not months: a customer's rows chain across months. A large pixel's are
         // built in parts of whole customers, each part holding ~customerSliceOrders orders' hours.
         const params = { pixel: pixelId, version: state.version, cutoff: state.next };
-        const slices = await this.customerSlices(pixelId);
-        for (let slice = 0; slice < slices; slice++) {
-          await this.warehouse.command(
-            customerHoursRefreshSql("all", false, slices > 1),
-            { ...params, slices, slice },
-            FOREGROUND,
-          );
-        }
+        await this.inCustomerParts(
+          pixelId,
+          (sliced) => customerHoursRefreshSql("all", false, sliced),
+          params,
+        );
         await this.warehouse.command(refundHoursRefreshSql("all"), params, FOREGROUND);
         const refundMonths = await this.warehouse.query<{ m: number }>(
           "SELECT DISTINCT toYYYYMM(created_at) AS m FROM refunds WHERE pixel_id = {pixel:String} ORDER BY m",
@@ -603,14 +610,7 @@ SELECT has, toString(w - toIntervalMillisecond({lookback:UInt32})) AS since,
       const slot = built ? 1 - Number(state!.slot) : 0;
       const params = { pixel: pixelId, slot, version: at.version, cutoff: at.cutoff };
       // In parts of whole customers for a large pixel, as customer_hours' first build.
-      const slices = await this.customerSlices(pixelId);
-      for (let slice = 0; slice < slices; slice++) {
-        await this.warehouse.command(
-          cohortOrdersBuildSql(slices > 1),
-          { ...params, slices, slice },
-          FOREGROUND,
-        );
-      }
+      await this.inCustomerParts(pixelId, cohortOrdersBuildSql, params);
       for (const granularity of ["month", "week"] as const) {
         for (const tz of target.timezones) {
           for (const mask of target.masks) {
