@@ -1,6 +1,7 @@
 import { LRUCache } from "lru-cache";
 import { ulid } from "ulid";
 import { AccessDeniedError, NotFoundError, UnauthorizedError } from "../errors.js";
+import { RefreshingCache } from "../shared/refreshing-cache.js";
 import type { SqlStore } from "../stores/sql/port.js";
 import { displayPrefix, generateKey, hashesEqual, hashKey, parseKey } from "./format.js";
 import { effectiveScopes, type Scope } from "./scopes.js";
@@ -31,6 +32,9 @@ interface KeyRow {
   pixel_status: string;
 }
 
+/** A key row as authentication reads it: with its pixel's status and account. */
+type StoredKey = KeyRow & { account_id: string };
+
 /** What a request learns about the key that authenticated it. */
 export interface Principal {
   keyId: string;
@@ -57,19 +61,25 @@ const toRecord = (r: Omit<KeyRow, "key_hash" | "pixel_status">): ApiKeyRecord =>
 const LAST_USED_EVERY_MS = 60_000;
 
 export class ApiKeyService {
-  /** Verified rows by public id; entries live at most `cacheMs`, which bounds how late a revocation bites. */
-  private readonly cache: LRUCache<string, KeyRow & { account_id: string }>;
-  private readonly unknown: LRUCache<string, true>;
+  /**
+   * Rows by public id (undefined for a well-formed id the store does not know, so guessing keys costs
+   * no store query each time). A row is served at most `cacheMs` after its read began, which bounds
+   * how late a revocation bites; busy keys are re-read in the background before that.
+   */
+  private readonly rows: RefreshingCache<StoredKey | undefined>;
   private readonly lastUsedWritten = new LRUCache<string, number>({ max: 10_000 });
 
   constructor(
     private readonly sql: SqlStore,
     private readonly secret: string,
-    private readonly cacheMs: number,
+    cacheMs: number,
     private readonly onBackgroundError: (err: unknown) => void = () => {},
   ) {
-    this.cache = new LRUCache({ max: 10_000, ttl: Math.max(1, cacheMs) });
-    this.unknown = new LRUCache({ max: 10_000, ttl: Math.max(1, cacheMs) });
+    this.rows = new RefreshingCache((publicId) => this.read(publicId), {
+      ttlMs: cacheMs,
+      max: 20_000,
+      onRefreshError: onBackgroundError,
+    });
   }
 
   async create(input: {
@@ -113,7 +123,7 @@ export class ApiKeyService {
     );
     const row = rows[0];
     if (!row) throw new NotFoundError(`API key ${keyId} not found`);
-    this.cache.delete(row.public_id);
+    this.rows.invalidate(row.public_id);
     return toRecord(row);
   }
 
@@ -125,7 +135,7 @@ export class ApiKeyService {
     if (!rawKey || !pixelId || !isWellFormedPixelId(pixelId)) throw new UnauthorizedError();
     const parsed = parseKey(rawKey);
     if (!parsed) throw new UnauthorizedError();
-    const row = await this.lookup(parsed.publicId);
+    const row = await this.rows.get(parsed.publicId);
     if (!row) throw new AccessDeniedError("unknown key");
     if (!hashesEqual(row.key_hash, hashKey(this.secret, rawKey)))
       throw new AccessDeniedError("secret mismatch");
@@ -143,21 +153,14 @@ export class ApiKeyService {
     };
   }
 
-  private async lookup(publicId: string) {
-    const cached = this.cache.get(publicId);
-    if (cached) return cached;
-    // Well-formed but unknown keys are remembered briefly too, so guessing costs no store query each time.
-    if (this.unknown.has(publicId)) return undefined;
-    const { rows } = await this.sql.query<KeyRow & { account_id: string }>(
+  private async read(publicId: string): Promise<StoredKey | undefined> {
+    const { rows } = await this.sql.query<StoredKey>(
       `SELECT k.id, k.pixel_id, k.name, k.public_id, k.key_hash, k.scopes, k.created_at, k.expires_at,
               k.revoked_at, k.last_used_at, p.status AS pixel_status, p.account_id
        FROM api_keys k JOIN pixels p ON p.id = k.pixel_id WHERE k.public_id = $1`,
       [publicId],
     );
-    const row = rows[0];
-    if (row && this.cacheMs > 0) this.cache.set(publicId, row);
-    if (!row && this.cacheMs > 0) this.unknown.set(publicId, true);
-    return row;
+    return rows[0];
   }
 
   /** `last_used_at` is written at most once a minute per key, off the request path. */

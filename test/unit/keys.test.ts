@@ -197,6 +197,26 @@ describe("ApiKeyService over PGlite", () => {
     await expect(elsewhere.authenticate(key, pixelId)).rejects.toBeInstanceOf(AccessDeniedError);
   });
 
+  it("with a cache, concurrent requests of one key read it once, and a revocation here bites at once", async () => {
+    let reads = 0;
+    const watched: SqlStore = Object.assign(Object.create(store) as SqlStore, {
+      query: ((text: string, params?: readonly unknown[]) => {
+        if (text.includes("FROM api_keys k JOIN pixels")) reads++;
+        return store.query(text, params as never);
+      }) as SqlStore["query"],
+    });
+    const cached = new ApiKeyService(watched, SECRET, 5000);
+    const { key, record } = await cached.create({ pixelId, scopes: ["account:read"] });
+    const principals = await Promise.all(Array.from({ length: 20 }, () => cached.authenticate(key, pixelId)));
+    expect(principals.map((p) => p.keyId)).toStrictEqual(Array(20).fill(record.id));
+    expect(reads).toBe(1);
+    await cached.authenticate(key, pixelId);
+    expect(reads).toBe(1);
+    await cached.revoke(record.id);
+    await expect(cached.authenticate(key, pixelId)).rejects.toBeInstanceOf(AccessDeniedError);
+    expect(reads).toBe(2);
+  });
+
   it("malformed input is refused with 401 before the store is touched", async () => {
     // The real store, watched: every query still reaches PGlite, and is counted.
     let queries = 0;
