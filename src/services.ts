@@ -209,8 +209,13 @@ export function buildServices(stores: Stores, config: Config, log: Logger): Serv
       ? { user: { username: config.CLICKHOUSE_CONSOLE_USER, password: config.CLICKHOUSE_CONSOLE_PASSWORD } }
       : {}),
   });
-  const keys = new ApiKeyService(stores.sql, stores.keySecret, config.KEY_CACHE_MS, (err) =>
-    log.warn({ err }, "could not record key last_used_at"),
+  const keys = new ApiKeyService(stores.sql, stores.keySecret, config.KEY_CACHE_MS, (err, task) =>
+    log.warn(
+      { err },
+      task === "last-used"
+        ? "could not record key last_used_at"
+        : "could not re-read a cached key (it is served until its cache time is up)",
+    ),
   );
   return {
     keys,

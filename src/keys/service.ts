@@ -60,25 +60,29 @@ const toRecord = (r: Omit<KeyRow, "key_hash" | "pixel_status">): ApiKeyRecord =>
 
 const LAST_USED_EVERY_MS = 60_000;
 
+/** Store work done off the request path: writing `last_used_at`, re-reading a cached key. */
+export type BackgroundTask = "last-used" | "key-refresh";
+
 export class ApiKeyService {
   /**
    * Rows by public id (undefined for a well-formed id the store does not know, so guessing keys costs
    * no store query each time). A row is served at most `cacheMs` after its read began, which bounds
    * how late a revocation bites; busy keys are re-read in the background before that.
    */
-  private readonly rows: RefreshingCache<StoredKey | undefined>;
+  private readonly rows: RefreshingCache<StoredKey>;
   private readonly lastUsedWritten = new LRUCache<string, number>({ max: 10_000 });
 
   constructor(
     private readonly sql: SqlStore,
     private readonly secret: string,
     cacheMs: number,
-    private readonly onBackgroundError: (err: unknown) => void = () => {},
+    private readonly onBackgroundError: (err: unknown, task: BackgroundTask) => void = () => {},
   ) {
     this.rows = new RefreshingCache((publicId) => this.read(publicId), {
       ttlMs: cacheMs,
-      max: 20_000,
-      onRefreshError: onBackgroundError,
+      max: 10_000,
+      maxAbsent: 10_000,
+      onRefreshError: (err) => onBackgroundError(err, "key-refresh"),
     });
   }
 
@@ -170,7 +174,7 @@ export class ApiKeyService {
     this.lastUsedWritten.set(keyId, now);
     this.sql
       .query("UPDATE api_keys SET last_used_at = now() WHERE id = $1", [keyId])
-      .catch((err) => this.onBackgroundError(err));
+      .catch((err) => this.onBackgroundError(err, "last-used"));
   }
 }
 

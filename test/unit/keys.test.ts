@@ -217,6 +217,37 @@ describe("ApiKeyService over PGlite", () => {
     expect(reads).toBe(2);
   });
 
+  it("a revocation here bites at once even while a read of the key is under way", async () => {
+    let reads = 0;
+    let release: () => void = () => {};
+    let gate: Promise<void> = Promise.resolve();
+    const watched: SqlStore = Object.assign(Object.create(store) as SqlStore, {
+      query: (async (text: string, params?: readonly unknown[]) => {
+        if (text.includes("FROM api_keys k JOIN pixels")) {
+          reads++;
+          // The row is read now (before the revocation), and answered when the test lets it.
+          const result = await store.query(text, params as never);
+          await gate;
+          return result;
+        }
+        return store.query(text, params as never);
+      }) as SqlStore["query"],
+    });
+    const cached = new ApiKeyService(watched, SECRET, 5000);
+    const { key, record } = await cached.create({ pixelId, scopes: ["account:read"] });
+    gate = new Promise((resolve) => {
+      release = resolve;
+    });
+    const during = cached.authenticate(key, pixelId);
+    while (reads === 0) await new Promise((resolve) => setImmediate(resolve));
+    await cached.revoke(record.id);
+    release();
+    // The call that began before the revocation may still pass; every later one is refused.
+    expect((await during).keyId).toBe(record.id);
+    await expect(cached.authenticate(key, pixelId)).rejects.toBeInstanceOf(AccessDeniedError);
+    expect(reads).toBe(2);
+  });
+
   it("malformed input is refused with 401 before the store is touched", async () => {
     // The real store, watched: every query still reaches PGlite, and is counted.
     let queries = 0;

@@ -8,8 +8,7 @@ import { RefreshingCache } from "../../src/shared/refreshing-cache.js";
 
 /** A store read the test controls: each call is held until the test settles it. */
 function heldLoads() {
-  const calls: { key: string; resolve: (v: string | undefined) => void; reject: (e: unknown) => void }[] =
-    [];
+  const calls: { key: string; resolve: (v: string | undefined) => void; reject: (e: unknown) => void }[] = [];
   const load = (key: string) =>
     new Promise<string | undefined>((resolve, reject) => {
       calls.push({ key, resolve, reject });
@@ -17,13 +16,14 @@ function heldLoads() {
   return { calls, load };
 }
 
-function setup(ttlMs = 1000) {
+function setup(ttlMs = 1000, max = 100) {
   let t = 0;
   const errors: unknown[] = [];
   const { calls, load } = heldLoads();
   const cache = new RefreshingCache(load, {
     ttlMs,
-    max: 100,
+    max,
+    maxAbsent: max,
     now: () => t,
     onRefreshError: (err) => errors.push(err),
   });
@@ -126,10 +126,11 @@ describe("RefreshingCache", () => {
     cache.invalidate("k");
     const after = cache.get("k");
     expect(calls).toHaveLength(2);
-    calls[0]!.resolve("old");
     calls[1]!.resolve("new");
-    expect(await before).toBe("old");
     expect(await after).toBe("new");
+    // The read begun before the invalidation answers last, and still does not replace "new".
+    calls[0]!.resolve("old");
+    expect(await before).toBe("old");
     expect(await cache.get("k")).toBe("new");
     expect(calls).toHaveLength(2);
 
@@ -167,6 +168,95 @@ describe("RefreshingCache", () => {
     // Still within its time: served, and the next re-read is tried.
     expect(await cache.get("k")).toBe("v1");
     expect(calls).toHaveLength(4);
+    calls[3]!.reject(new Error("refresh failed again"));
+    await Promise.resolve();
+    await Promise.resolve();
+    // Its time is up (read at 0): a caller now waits for a read of its own, whatever the re-reads did.
+    at(1000);
+    const late = cache.get("k");
+    expect(calls).toHaveLength(5);
+    calls[4]!.resolve("v2");
+    expect(await late).toBe("v2");
+  });
+
+  it("a caller whose value lapsed while a background read fails reads again itself instead of failing", async () => {
+    const { cache, calls, errors, at } = setup();
+    const first = cache.get("k");
+    calls[0]!.resolve("v1");
+    await first;
+    at(600);
+    await cache.get("k"); // the background re-read, begun at 600
+    at(1000);
+    const lapsed = cache.get("k"); // joins it
+    expect(calls).toHaveLength(2);
+    calls[1]!.reject(new Error("refresh failed"));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toHaveLength(3);
+    calls[2]!.resolve("v2");
+    expect(await lapsed).toBe("v2");
+    expect(errors).toHaveLength(1);
+  });
+
+  it("does not share a read that began ttlMs ago or more (a stalled store)", async () => {
+    const { cache, calls, at } = setup();
+    const stalled = cache.get("k");
+    at(1000);
+    const later = cache.get("k");
+    expect(calls).toHaveLength(2);
+    calls[1]!.resolve("fresh");
+    expect(await later).toBe("fresh");
+    calls[0]!.resolve("stale");
+    expect(await stalled).toBe("stale");
+    // The stalled read was replaced: what it brought is not stored.
+    expect(await cache.get("k")).toBe("fresh");
+    expect(calls).toHaveLength(2);
+  });
+
+  it("invalidating one key leaves another key's background read to be stored", async () => {
+    const { cache, calls, at } = setup();
+    const a = cache.get("a");
+    const b = cache.get("b");
+    calls[0]!.resolve("a1");
+    calls[1]!.resolve("b1");
+    await Promise.all([a, b]);
+    at(600);
+    expect(await cache.get("b")).toBe("b1"); // re-read of b under way
+    cache.invalidate("a");
+    calls[2]!.resolve("b2");
+    await Promise.resolve();
+    expect(await cache.get("b")).toBe("b2");
+    expect(calls).toHaveLength(3);
+  });
+
+  it("invalidate during a background read: the value is gone at once and the read's answer is not stored", async () => {
+    const { cache, calls, at } = setup();
+    const first = cache.get("k");
+    calls[0]!.resolve("before");
+    await first;
+    at(600);
+    expect(await cache.get("k")).toBe("before");
+    cache.invalidate("k");
+    const after = cache.get("k");
+    expect(calls).toHaveLength(3);
+    calls[1]!.resolve("refreshed-before-invalidate");
+    calls[2]!.resolve("after");
+    expect(await after).toBe("after");
+    expect(await cache.get("k")).toBe("after");
+  });
+
+  it("keys the store does not know cannot push known values out", async () => {
+    const { cache, calls } = setup(1000, 2);
+    const known = cache.get("known");
+    calls[0]!.resolve("v");
+    await known;
+    for (const k of ["x1", "x2", "x3", "x4"]) {
+      const miss = cache.get(k);
+      calls.at(-1)!.resolve(undefined);
+      expect(await miss).toBeUndefined();
+    }
+    expect(calls).toHaveLength(5);
+    expect(await cache.get("known")).toBe("v");
+    expect(calls).toHaveLength(5);
   });
 
   it("with ttlMs 0 reads every time", async () => {
