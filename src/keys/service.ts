@@ -172,9 +172,13 @@ export class ApiKeyService {
     const last = this.lastUsedWritten.get(keyId) ?? 0;
     if (now - last < LAST_USED_EVERY_MS) return;
     this.lastUsedWritten.set(keyId, now);
-    this.sql
-      .query("UPDATE api_keys SET last_used_at = now() WHERE id = $1", [keyId])
-      .catch((err) => this.onBackgroundError(err, "last-used"));
+    this.sql.query("UPDATE api_keys SET last_used_at = now() WHERE id = $1", [keyId]).catch((err) => {
+      try {
+        this.onBackgroundError(err, "last-used");
+      } catch {
+        // A failing report must not become an unhandled rejection.
+      }
+    });
   }
 }
 

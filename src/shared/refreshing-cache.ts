@@ -32,8 +32,9 @@ interface Read<V> {
  *   not one per request waiting for it;
  * - a value past half its time is read again in the background while it is still served, so steady
  *   traffic does not wait for the store.
- * What bounds staleness is unchanged: no value is served, and no read is shared, once `ttlMs` has
- * passed since that read began. `invalidate` drops a key at once, and a read of it that began before
+ * What bounds staleness is unchanged: no cached value is served, and no read is shared with a new
+ * caller, once `ttlMs` has passed since that read began (a caller that joined a read in time gets its
+ * answer whenever it comes, as the caller that started it does). `invalidate` drops a key at once, and a read of it that began before
  * is neither stored nor shared. Keys the store does not know (`undefined`) are remembered apart, so
  * many of them cannot push the known values out. A caller never fails for a background read's
  * failure: it reads again itself.
@@ -102,7 +103,14 @@ export class RefreshingCache<V> {
       if (mine) this.reads.delete(key);
       return mine;
     };
-    read.promise = this.load(key).then(
+    let loading: Promise<V | undefined>;
+    try {
+      loading = this.load(key);
+    } catch (err) {
+      // A load that throws before it returns a promise fails this read like one that rejects.
+      loading = Promise.reject(err);
+    }
+    read.promise = loading.then(
       (value) => {
         if (current()) {
           this.forget(key);

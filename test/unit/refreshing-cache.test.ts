@@ -268,4 +268,23 @@ describe("RefreshingCache", () => {
     calls[1]!.resolve("y");
     expect([await a, await b]).toStrictEqual(["x", "y"]);
   });
+  it("a load that throws at once fails a foreground caller, and a background one fails no caller", async () => {
+    let t = 0;
+    let mode: "ok" | "throw" = "ok";
+    const errors: unknown[] = [];
+    const cache = new RefreshingCache<string>(
+      (key) => {
+        if (mode === "throw") throw new Error(`cannot read ${key}`);
+        return Promise.resolve(`${key}@${t}`);
+      },
+      { ttlMs: 1000, max: 10, maxAbsent: 10, now: () => t, onRefreshError: (err) => errors.push(err) },
+    );
+    expect(await cache.get("k")).toBe("k@0");
+    mode = "throw";
+    t = 600;
+    expect(await cache.get("k")).toBe("k@0");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(errors).toHaveLength(1);
+    await expect(cache.get("other")).rejects.toThrow("cannot read other");
+  });
 });
