@@ -34,10 +34,10 @@ interface Read<V> {
  *   traffic does not wait for the store.
  * What bounds staleness is unchanged: no cached value is served, and no read is shared with a new
  * caller, once `ttlMs` has passed since that read began (a caller that joined a read in time gets its
- * answer whenever it comes, as the caller that started it does). `invalidate` drops a key at once, and a read of it that began before
- * is neither stored nor shared. Keys the store does not know (`undefined`) are remembered apart, so
- * many of them cannot push the known values out. A caller never fails for a background read's
- * failure: it reads again itself.
+ * answer whenever it comes, as the caller that started it does). `invalidate` drops a key at once,
+ * and a read of it that began before is neither stored nor shared. Keys the store does not know
+ * (`undefined`) are remembered apart, so many of them cannot push the known values out. A caller
+ * never fails for a background read's failure: it reads again itself.
  */
 export class RefreshingCache<V> {
   private readonly values: LRUCache<string, Entry<V>>;
