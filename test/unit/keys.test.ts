@@ -141,6 +141,17 @@ describe("hashKey", () => {
   });
 });
 
+/** The real store, with every query passed through `around` first (to count or hold it). */
+function watch(
+  store: SqlStore,
+  around: (text: string, run: () => Promise<unknown>) => Promise<unknown>,
+): SqlStore {
+  return Object.assign(Object.create(store) as SqlStore, {
+    query: ((text: string, params?: readonly unknown[]) =>
+      around(text, () => store.query(text, params as never))) as SqlStore["query"],
+  });
+}
+
 describe("ApiKeyService over PGlite", () => {
   const SECRET = "unit-test-secret-unit-test-secret-0123456789";
   let store: SqlStore;
@@ -199,11 +210,9 @@ describe("ApiKeyService over PGlite", () => {
 
   it("with a cache, concurrent requests of one key read it once, and a revocation here bites at once", async () => {
     let reads = 0;
-    const watched: SqlStore = Object.assign(Object.create(store) as SqlStore, {
-      query: ((text: string, params?: readonly unknown[]) => {
-        if (text.includes("FROM api_keys k JOIN pixels")) reads++;
-        return store.query(text, params as never);
-      }) as SqlStore["query"],
+    const watched = watch(store, (text, run) => {
+      if (text.includes("FROM api_keys k JOIN pixels")) reads++;
+      return run();
     });
     const cached = new ApiKeyService(watched, SECRET, 5000);
     const { key, record } = await cached.create({ pixelId, scopes: ["account:read"] });
@@ -221,17 +230,13 @@ describe("ApiKeyService over PGlite", () => {
     let reads = 0;
     let release: () => void = () => {};
     let gate: Promise<void> = Promise.resolve();
-    const watched: SqlStore = Object.assign(Object.create(store) as SqlStore, {
-      query: (async (text: string, params?: readonly unknown[]) => {
-        if (text.includes("FROM api_keys k JOIN pixels")) {
-          reads++;
-          // The row is read now (before the revocation), and answered when the test lets it.
-          const result = await store.query(text, params as never);
-          await gate;
-          return result;
-        }
-        return store.query(text, params as never);
-      }) as SqlStore["query"],
+    const watched = watch(store, async (text, run) => {
+      if (!text.includes("FROM api_keys k JOIN pixels")) return run();
+      reads++;
+      // The row is read now (before the revocation), and answered when the test lets it.
+      const result = await run();
+      await gate;
+      return result;
     });
     const cached = new ApiKeyService(watched, SECRET, 5000);
     const { key, record } = await cached.create({ pixelId, scopes: ["account:read"] });
@@ -251,11 +256,9 @@ describe("ApiKeyService over PGlite", () => {
   it("malformed input is refused with 401 before the store is touched", async () => {
     // The real store, watched: every query still reaches PGlite, and is counted.
     let queries = 0;
-    const watched: SqlStore = Object.assign(Object.create(store) as SqlStore, {
-      query: ((text: string, params?: readonly unknown[]) => {
-        queries++;
-        return store.query(text, params as never);
-      }) as SqlStore["query"],
+    const watched = watch(store, (_text, run) => {
+      queries++;
+      return run();
     });
     const service = new ApiKeyService(watched, SECRET, 0);
     const { key } = await keys.create({ pixelId, scopes: ["account:read"] });
