@@ -12,12 +12,12 @@ import { TEST_DATABASE_URL, TEST_REDIS_URL } from "./env.js";
 import { createTestDatabase, tempDir, uniqueName } from "./stores.js";
 
 /**
- * The Postgres schema the bus and the outbox need (migrations up to 005), applied without the
- * warehouse: these suites never touch ClickHouse.
+ * The Postgres schema the bus and the outbox need (migrations up to 005, and 008: how payloads are
+ * stored), applied without the warehouse: these suites never touch ClickHouse.
  */
 export async function applyEventsSchema(sql: SqlStore): Promise<void> {
   for (const m of readMigrations(join(SQL_DIR, "postgres"))) {
-    if (m.version <= 5) await sql.exec(m.sql);
+    if (m.version <= 5 || m.version === 8) await sql.exec(m.sql);
   }
 }
 
