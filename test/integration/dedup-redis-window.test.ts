@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { RedisDedupStore } from "../../src/stores/dedup/redis.js";
@@ -45,6 +46,18 @@ describe.skipIf(!TEST_REDIS_URL)("Redis dedup window (clock moved, real Redis)",
     clock = start + 41 * DAY;
     const late = await store!.reserve("px", ["order-1"]);
     expect(late.status).toEqual(["fresh"]);
+  });
+
+  // Ids remembered before an upgrade must be found after it: where an id goes is fixed by the
+  // SHA-256 of pixel, NUL and id — its first 3 bytes pick the bucket, the next 12 are the field.
+  it("files an id under the bucket and field its SHA-256 digest names", async () => {
+    const reserved = await store!.reserve("px", ["order-placed"]);
+    await store!.commit(reserved.lease);
+    const digest = createHash("sha256").update("px").update("\u0000").update("order-placed").digest();
+    const bucket = digest[2]!; // bucketBits 8: the low 8 bits of the first 3 bytes
+    const period = Math.floor(clock / (10 * DAY));
+    const key = `${prefix}dd:{px}:${period}:${bucket.toString(16)}`;
+    expect(await redis!.hexists(key, digest.subarray(3, 15))).toBe(1);
   });
 
   it("every key holding ids expires after its period plus the window", async () => {
