@@ -13,7 +13,8 @@ import { createTestDatabase, tempDir, uniqueName } from "./stores.js";
 
 /**
  * The Postgres schema the bus and the outbox need (migrations up to 005, and 008: how payloads are
- * stored), applied without the warehouse: these suites never touch ClickHouse.
+ * stored), applied without the warehouse: these suites never touch ClickHouse. A later migration that
+ * changes the bus's or the outbox's tables is added here too.
  */
 export async function applyEventsSchema(sql: SqlStore): Promise<void> {
   for (const m of readMigrations(join(SQL_DIR, "postgres"))) {

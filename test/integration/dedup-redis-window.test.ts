@@ -49,16 +49,25 @@ describe.skipIf(!TEST_REDIS_URL)("Redis dedup window (clock moved, real Redis)",
   });
 
   // Ids remembered before an upgrade must be found after it: where an id goes is fixed by the
-  // SHA-256 of pixel, NUL and id — its first 3 bytes pick the bucket, the next 12 are the field.
-  it("files an id under the bucket and field its SHA-256 digest names", async () => {
-    const reserved = await store!.reserve("px", ["order-placed"]);
-    await store!.commit(reserved.lease);
-    const digest = createHash("sha256").update("px").update("\u0000").update("order-placed").digest();
-    const bucket = digest[2]!; // bucketBits 8: the low 8 bits of the first 3 bytes
-    const period = Math.floor(clock / (10 * DAY));
-    const key = `${prefix}dd:{px}:${period}:${bucket.toString(16)}`;
-    expect(await redis!.hexists(key, digest.subarray(3, 15))).toBe(1);
-  });
+  // SHA-256 of pixel, NUL and id as UTF-8 — its first 3 bytes pick the bucket, the next 12 are the
+  // field, and the confirmation claim's key is its hex. Ids outside ASCII (a lone surrogate becomes
+  // U+FFFD) are where another way of hashing would differ first.
+  it.each(["order-placed", "ordér-\u00ff-\ud800-日本"])(
+    "files %j under the bucket, field and claim key its SHA-256 digest names",
+    async (id) => {
+      const reserved = await store!.reserve("px", [id]);
+      await store!.commit(reserved.lease);
+      const digest = createHash("sha256").update("px").update("\u0000").update(id).digest();
+      const bucket = digest[2]!; // bucketBits 8: the low 8 bits of the first 3 bytes
+      const period = Math.floor(clock / (10 * DAY));
+      const key = `${prefix}dd:{px}:${period}:${bucket.toString(16)}`;
+      expect(await redis!.hexists(key, digest.subarray(3, 15))).toBe(1);
+      const claim = await store!.claimUnconfirmed("px", [id]);
+      expect(claim.claimed).toEqual([true]);
+      expect(await redis!.exists(`${prefix}ddc:{px}:${digest.toString("hex")}`)).toBe(1);
+      await claim.release();
+    },
+  );
 
   it("every key holding ids expires after its period plus the window", async () => {
     const keys = await redis!.keys(`${prefix}dd:*`);
