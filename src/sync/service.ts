@@ -1,5 +1,6 @@
 import type { IdentityFeed } from "../identity/feed.js";
 import type { Alias } from "../identity/union.js";
+import { allDone, alongside } from "../shared/overlap.js";
 import { ulidFactory } from "../shared/random.js";
 import { findUnstorableText } from "../shared/text.js";
 import { isMissing } from "../shared/validate.js";
@@ -31,14 +32,11 @@ import {
 
 type Counts = Omit<SyncResult, "rejected">;
 
-/**
- * Waits for every promise, then fails with the first failure: the batch's lock is not released
- * while a write it started is still under way.
- */
-async function allDone(work: readonly (Promise<unknown> | null)[]): Promise<void> {
-  const settled = await Promise.allSettled(work);
-  const failed = settled.find((r) => r.status === "rejected");
-  if (failed) throw (failed as PromiseRejectedResult).reason;
+/** A batch validated by `SyncService.check`, ready for `write`. */
+export interface CheckedBatch {
+  readonly kind: RecordKind;
+  readonly valid: readonly unknown[];
+  readonly rejected: SyncResult["rejected"];
 }
 
 /** The bus stream that tells the cost recalculation which orders were written. */
@@ -65,6 +63,14 @@ export class SyncService {
   ) {}
 
   async upsert(kind: RecordKind, pixelId: string | null, records: readonly unknown[]): Promise<SyncResult> {
+    return this.write(kind, pixelId, this.check(kind, records));
+  }
+
+  /**
+   * Validates a batch without touching a store: the records to write and, by index, the ones
+   * rejected. Pure CPU, so an import checks the next batch while the engines store this one.
+   */
+  check(kind: RecordKind, records: readonly unknown[]): CheckedBatch {
     const schema = RECORD_SCHEMAS[kind];
     const rejected: SyncResult["rejected"] = [];
     const valid: unknown[] = [];
@@ -91,6 +97,13 @@ export class SyncService {
         });
       }
     });
+    return { kind, valid, rejected };
+  }
+
+  /** Stores the records `check` found valid; the rejected ones are passed through to the result. */
+  async write(kind: RecordKind, pixelId: string | null, checked: CheckedBatch): Promise<SyncResult> {
+    if (checked.kind !== kind) throw new Error(`a batch checked as ${checked.kind} written as ${kind}`);
+    const { valid, rejected } = checked;
     let counts = none();
     if (valid.length) {
       if (kind === "fx-rates") counts = await this.fxRates(valid as FxRateRecord[]);
@@ -170,9 +183,15 @@ export class SyncService {
       (o) => versionOf(o.updatedAt),
       counts,
     );
-    const stored = await this.storedOrderMonths(
+    const storedMonths = this.storedOrderMonths(
       pixelId,
       newest.map((o) => o.id),
+    );
+    // Every record's row is built while the engine looks up the stored versions (this thread is
+    // free until it answers); only the rows of the records that are newer get written.
+    const [stored, rowOf] = await alongside(
+      storedMonths,
+      () => new Map(newest.map((o) => [o, orderRow(pixelId, o, "")])),
     );
     const write = classify(
       newest,
@@ -181,7 +200,7 @@ export class SyncService {
       liveVersions(stored),
       counts,
     );
-    const rows = write.map((o) => orderRow(pixelId, o, ""));
+    const rows = write.map((o) => rowOf.get(o)!);
     const written = new Map(rows.map((r) => [r.order_id, r]));
     const tombstones = newest.flatMap((o) => {
       const row = written.get(o.id);
@@ -208,19 +227,15 @@ export class SyncService {
       // the payload twice more): the per-order cost snapshot (if the write fails the idempotent
       // worker finds nothing to do, whereas a notice lost after the write would never come back — a
       // retry sees the orders as unchanged) and the orders' sightings for the identity worker.
-      await allDone([
+      const published = allDone([
         this.bus.publish(ORDERS_CHANGED_STREAM, [
           { key: this.noticeKey(), payload: { pixelId, orderIds: write.map((o) => o.id) } },
         ]),
         payload ? this.identity.publish([payload]) : null,
       ]);
-      await allDone([
-        this.warehouse.insert("orders", rows),
-        this.warehouse.insert(
-          "order_lines",
-          write.flatMap((o) => orderLineRows(pixelId, o)),
-        ),
-      ]);
+      // Built while the bus stores the messages; written only once they are stored.
+      const [, lines] = await alongside(published, () => write.flatMap((o) => orderLineRows(pixelId, o)));
+      await allDone([this.warehouse.insert("orders", rows), this.warehouse.insert("order_lines", lines)]);
     }
     // After the rows: a tombstone lost here is written by the next sync of the order (it finds two
     // live months), whereas a tombstone without its row would hide the order.
