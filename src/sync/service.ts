@@ -1,6 +1,5 @@
 import type { IdentityFeed } from "../identity/feed.js";
 import type { Alias } from "../identity/union.js";
-import { allDone, alongside } from "../shared/overlap.js";
 import { ulidFactory } from "../shared/random.js";
 import { findUnstorableText } from "../shared/text.js";
 import { isMissing } from "../shared/validate.js";
@@ -37,6 +36,16 @@ export interface CheckedBatch {
   readonly kind: RecordKind;
   readonly valid: readonly unknown[];
   readonly rejected: SyncResult["rejected"];
+}
+
+/**
+ * Waits for every promise, then fails with the first failure: the batch's lock is not released
+ * while a write it started is still under way.
+ */
+async function allDone(work: readonly (Promise<unknown> | null)[]): Promise<void> {
+  const settled = await Promise.allSettled(work);
+  const failed = settled.find((r) => r.status === "rejected");
+  if (failed) throw (failed as PromiseRejectedResult).reason;
 }
 
 /** The bus stream that tells the cost recalculation which orders were written. */
@@ -183,15 +192,9 @@ export class SyncService {
       (o) => versionOf(o.updatedAt),
       counts,
     );
-    const storedMonths = this.storedOrderMonths(
+    const stored = await this.storedOrderMonths(
       pixelId,
       newest.map((o) => o.id),
-    );
-    // Every record's row is built while the engine looks up the stored versions (this thread is
-    // free until it answers); only the rows of the records that are newer get written.
-    const [stored, rowOf] = await alongside(
-      storedMonths,
-      () => new Map(newest.map((o) => [o, orderRow(pixelId, o, "")])),
     );
     const write = classify(
       newest,
@@ -200,7 +203,7 @@ export class SyncService {
       liveVersions(stored),
       counts,
     );
-    const rows = write.map((o) => rowOf.get(o)!);
+    const rows = write.map((o) => orderRow(pixelId, o, ""));
     const written = new Map(rows.map((r) => [r.order_id, r]));
     const tombstones = newest.flatMap((o) => {
       const row = written.get(o.id);
@@ -227,15 +230,19 @@ export class SyncService {
       // the payload twice more): the per-order cost snapshot (if the write fails the idempotent
       // worker finds nothing to do, whereas a notice lost after the write would never come back — a
       // retry sees the orders as unchanged) and the orders' sightings for the identity worker.
-      const published = allDone([
+      await allDone([
         this.bus.publish(ORDERS_CHANGED_STREAM, [
           { key: this.noticeKey(), payload: { pixelId, orderIds: write.map((o) => o.id) } },
         ]),
         payload ? this.identity.publish([payload]) : null,
       ]);
-      // Built while the bus stores the messages; written only once they are stored.
-      const [, lines] = await alongside(published, () => write.flatMap((o) => orderLineRows(pixelId, o)));
-      await allDone([this.warehouse.insert("orders", rows), this.warehouse.insert("order_lines", lines)]);
+      await allDone([
+        this.warehouse.insert("orders", rows),
+        this.warehouse.insert(
+          "order_lines",
+          write.flatMap((o) => orderLineRows(pixelId, o)),
+        ),
+      ]);
     }
     // After the rows: a tombstone lost here is written by the next sync of the order (it finds two
     // live months), whereas a tombstone without its row would hide the order.
