@@ -11,7 +11,7 @@ import { BadRequestError } from "../errors.js";
 import { formatFromName, type RecordFormat, readRecords } from "../sync/read-records.js";
 import { SYNC_KINDS } from "../sync/routes.js";
 import type { RecordKind, SyncResult } from "../sync/schemas.js";
-import type { CheckedBatch, SyncService } from "../sync/service.js";
+import type { SyncService } from "../sync/service.js";
 import { output, whileFilingIdentities, withContext } from "./context.js";
 
 /**
@@ -139,13 +139,6 @@ async function importCommand(
   output(opts.json, summary, summaryLines(summary));
 }
 
-interface Batch {
-  records: unknown[];
-  lines: number[];
-  unreadable: RejectEntry[];
-  checked: CheckedBatch;
-}
-
 export async function runImport(sync: SyncService, job: ImportJob): Promise<ImportSummary> {
   const started = performance.now();
   const source = createReadStream(job.file, { highWaterMark: 256 * 1024 });
@@ -161,12 +154,12 @@ export async function runImport(sync: SyncService, job: ImportJob): Promise<Impo
   // Lines that could not be read wait for their batch, so the reject file is in line order.
   let unreadable: RejectEntry[] = [];
 
-  // One batch is stored while the next is read, parsed and validated: the engines work in their own
-  // threads, so this thread's share of the next batch overlaps them. Batches still commit one after
-  // another, in file order, so a later version in the next batch is judged against the stored earlier one.
+  // One batch is stored while the next is read and parsed: the engines work in their own threads,
+  // so reading overlaps them. Batches still commit one after another, in file order, so a later
+  // version in the next batch is judged against the stored earlier one.
   let inFlight: Promise<void> = Promise.resolve();
   const flush = async () => {
-    const batch: Batch = { records, lines, unreadable, checked: sync.check(job.kind, records) };
+    const batch = { records, lines, unreadable };
     records = [];
     lines = [];
     unreadable = [];
@@ -175,10 +168,10 @@ export async function runImport(sync: SyncService, job: ImportJob): Promise<Impo
     // Surfaces a failure of this batch at the next flush (or the final await) without an unhandled rejection.
     inFlight.catch(() => {});
   };
-  const store = async (batch: Batch) => {
-    const { records, lines, unreadable, checked } = batch;
+  const store = async (batch: { records: unknown[]; lines: number[]; unreadable: RejectEntry[] }) => {
+    const { records, lines, unreadable } = batch;
     const result: SyncResult = records.length
-      ? await sync.write(job.kind, job.pixelId, checked)
+      ? await sync.upsert(job.kind, job.pixelId, records)
       : { accepted: 0, updated: 0, unchanged: 0, rejected: [] };
     totals.accepted += result.accepted;
     totals.updated += result.updated;

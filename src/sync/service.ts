@@ -31,13 +31,6 @@ import {
 
 type Counts = Omit<SyncResult, "rejected">;
 
-/** A batch validated by `SyncService.check`, ready for `write`. */
-export interface CheckedBatch {
-  readonly kind: RecordKind;
-  readonly valid: readonly unknown[];
-  readonly rejected: SyncResult["rejected"];
-}
-
 /**
  * Waits for every promise, then fails with the first failure: the batch's lock is not released
  * while a write it started is still under way.
@@ -72,14 +65,6 @@ export class SyncService {
   ) {}
 
   async upsert(kind: RecordKind, pixelId: string | null, records: readonly unknown[]): Promise<SyncResult> {
-    return this.write(kind, pixelId, this.check(kind, records));
-  }
-
-  /**
-   * Validates a batch without touching a store: the records to write and, by index, the ones
-   * rejected. Pure CPU, so an import checks the next batch while the engines store this one.
-   */
-  check(kind: RecordKind, records: readonly unknown[]): CheckedBatch {
     const schema = RECORD_SCHEMAS[kind];
     const rejected: SyncResult["rejected"] = [];
     const valid: unknown[] = [];
@@ -106,13 +91,6 @@ export class SyncService {
         });
       }
     });
-    return { kind, valid, rejected };
-  }
-
-  /** Stores the records `check` found valid; the rejected ones are passed through to the result. */
-  async write(kind: RecordKind, pixelId: string | null, checked: CheckedBatch): Promise<SyncResult> {
-    if (checked.kind !== kind) throw new Error(`a batch checked as ${checked.kind} written as ${kind}`);
-    const { valid, rejected } = checked;
     let counts = none();
     if (valid.length) {
       if (kind === "fx-rates") counts = await this.fxRates(valid as FxRateRecord[]);

@@ -1388,38 +1388,3 @@ describe("FX rates through SyncService.upsert('fx-rates', null, …)", () => {
     );
   });
 });
-
-describe("SyncService.check, then write: an import validates its next batch while one is stored", () => {
-  it("check stores nothing; write stores what check found valid and passes its rejects through", async () => {
-    const px = await newPixel();
-    const sync = app.services.sync;
-    const batch = [CASES.orders.make(1, at(0), 10), { id: "o-bad" }, CASES.orders.make(2, at(0), 20)];
-    const checked = sync.check("orders", batch);
-    expect(checked.valid).toHaveLength(2);
-    expect(checked.rejected.map((r) => r.index)).toEqual([1]);
-    expect(await CASES.orders.count(px.pixelId)).toBe(0);
-
-    const res = await sync.write("orders", px.pixelId, checked);
-    expect(res).toStrictEqual({ accepted: 2, updated: 0, unchanged: 0, rejected: checked.rejected });
-    expect(await CASES.orders.count(px.pixelId)).toBe(2);
-    expect(await CASES.orders.valueOf(px.pixelId, 2)).toBe(20);
-    // The same as one upsert of the batch: written again, nothing changes.
-    expect(await sync.upsert("orders", px.pixelId, batch)).toStrictEqual({
-      accepted: 0,
-      updated: 0,
-      unchanged: 2,
-      rejected: checked.rejected,
-    });
-  });
-
-  it("a batch checked as one kind is refused as another, and nothing is written", async () => {
-    const px = await newPixel();
-    const checked = app.services.sync.check("refunds", [CASES.refunds.make(1, at(0), 5)]);
-    expect(checked.valid).toHaveLength(1);
-    await expect(app.services.sync.write("orders", px.pixelId, checked)).rejects.toThrow(
-      /checked as refunds/,
-    );
-    expect(await CASES.refunds.count(px.pixelId)).toBe(0);
-    expect(await CASES.orders.count(px.pixelId)).toBe(0);
-  });
-});
