@@ -151,8 +151,7 @@ export class RedisDedupStore implements DedupStore {
   }
 
   private locate(pixelId: string, id: string, period: number, k: number): { keys: string[]; field: Buffer } {
-    // One-shot hashing (the same bytes as updates of pixel, NUL and id), ~3× cheaper per event id.
-    const digest = hash("sha256", `${pixelId}\u0000${id}`, "buffer");
+    const digest = idDigest(pixelId, id, "buffer");
     const bucket =
       ((digest[0]! << 16) | (digest[1]! << 8) | digest[2]!) & ((1 << this.options.bucketBits) - 1);
     const keys: string[] = [];
@@ -277,9 +276,7 @@ export class RedisDedupStore implements DedupStore {
   }
 
   async claimUnconfirmed(pixelId: string, ids: readonly string[]) {
-    const keys = ids.map(
-      (id) => `${this.options.prefix}ddc:{${pixelId}}:${hash("sha256", `${pixelId}\u0000${id}`, "hex")}`,
-    );
+    const keys = ids.map((id) => `${this.options.prefix}ddc:{${pixelId}}:${idDigest(pixelId, id, "hex")}`);
     const pipe = this.redis.pipeline();
     for (const k of keys) pipe.set(k, "1", "PX", this.options.leaseSeconds * 1000, "NX");
     const results = (await pipe.exec()) ?? [];
@@ -301,4 +298,16 @@ export class RedisDedupStore implements DedupStore {
     await this.heartbeat.stop();
     await this.redis.del(this.liveKey(this.owner)).catch(() => {});
   }
+}
+
+/**
+ * An event id's SHA-256 within its pixel: the digest set's bucket and field, and the key of its
+ * unconfirmed-claim marker. One-shot hashing (the same bytes as updates of pixel, NUL and id) is ~3×
+ * cheaper per event id.
+ */
+function idDigest(pixelId: string, id: string, encoding: "buffer"): Buffer;
+function idDigest(pixelId: string, id: string, encoding: "hex"): string;
+function idDigest(pixelId: string, id: string, encoding: "buffer" | "hex"): Buffer | string {
+  const input = `${pixelId}\u0000${id}`;
+  return encoding === "buffer" ? hash("sha256", input, "buffer") : hash("sha256", input, "hex");
 }
