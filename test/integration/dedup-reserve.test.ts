@@ -1,18 +1,19 @@
 /**
- * The SQL dedup store's reservation (src/stores/dedup/sql.ts): ids never seen are looked up and then
- * inserted plainly; anything else goes through the upsert. Worked example, pixel px:
+ * The SQL dedup store's reservation (src/stores/dedup/sql.ts): a group of ids none of which is there
+ * is inserted plainly; anything else goes through the upsert. Worked example, pixel px:
  *   reserve n1, n2, n3 (all new)                       → fresh ×3, leased by this reservation
  *   reserve n2, m1 (n2 leased and uncommitted, m1 new) → inflight, fresh (the upsert)
  *   commit the first reservation, reserve n1, k1       → duplicate, fresh
- *   reserve r1, r2 while another writer inserts r2 between the lookup and the plain INSERT
- *     → the INSERT fails on the unique key as a whole (r1 not taken by it), the upsert runs:
- *       r1 fresh; r2 inflight (the other writer's lease, live) — never a duplicate, never taken twice.
+ *   reserve r1, r2 with r2 leased by another live writer → the plain INSERT takes nothing, the upsert
+ *     runs: r1 fresh, r2 inflight — never a duplicate, never taken twice.
+ *   (Postgres) the same with w2 inserted by a transaction still open: the plain INSERT waits for it,
+ *     fails on the unique key once it commits, and the upsert answers w1 fresh, w2 inflight.
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqlDedupStore } from "../../src/stores/dedup/sql.js";
 import { readMigrations, SQL_DIR } from "../../src/stores/migrations.js";
-import type { SqlStore } from "../../src/stores/sql/port.js";
+import type { SqlExecutor, SqlStore } from "../../src/stores/sql/port.js";
 import { sqlAdapters } from "../helpers/stores.js";
 
 for (const adapter of sqlAdapters) {
@@ -29,6 +30,14 @@ for (const adapter of sqlAdapters) {
       for (const m of readMigrations(join(SQL_DIR, "postgres"))) await sql.exec(m.sql);
     });
     afterAll(() => close?.());
+
+    /** A live lease of another reservation (the same owner, so it counts as alive). */
+    const otherWritersLease = (id: string, owner: string, on: SqlExecutor = sql) =>
+      on.query(
+        `INSERT INTO dedup_ids (pixel_id, event_id, first_seen, lease_until, lease_token, lease_owner, reclaimed)
+         VALUES ($1, $2, now(), now() + interval '60 seconds', 'other-token', $3, false)`,
+        [pixel, id, owner],
+      );
 
     const leased = async (ids: string[]) => {
       const { rows } = await sql.query<{ event_id: string; lease_token: string | null }>(
@@ -58,20 +67,15 @@ for (const adapter of sqlAdapters) {
       expect(again.status).toEqual(["duplicate", "fresh"]);
     });
 
-    it("an id inserted by another writer between the lookup and the INSERT: the upsert decides", async () => {
-      // Another live writer's lease on r2 lands right after this reservation's lookup.
+    it("an id another writer holds when the statement runs: nothing is inserted plainly, the upsert decides", async () => {
+      // Another live writer's lease on r2 lands right before this reservation's statement.
       let raced = false;
       const racingQuery = (async (text: string, params?: unknown[]) => {
-        const answer = await sql.query(text, params as never);
-        if (!raced && text.includes("count(*)::int AS n FROM dedup_ids")) {
+        if (!raced && text.includes("WHERE NOT EXISTS (SELECT 1 FROM dedup_ids")) {
           raced = true;
-          await sql.query(
-            `INSERT INTO dedup_ids (pixel_id, event_id, first_seen, lease_until, lease_token, lease_owner, reclaimed)
-             VALUES ($1, 'r2', now(), now() + interval '60 seconds', 'other-token', $2, false)`,
-            [pixel, store.owner],
-          );
+          await otherWritersLease("r2", store.owner);
         }
-        return answer;
+        return sql.query(text, params as never);
       }) as SqlStore["query"];
       const racing = new Proxy(sql, {
         get: (target, prop) => (prop === "query" ? racingQuery : Reflect.get(target, prop)),
@@ -88,5 +92,37 @@ for (const adapter of sqlAdapters) {
         "r2:other-token",
       ]);
     });
+
+    it.skipIf(adapter.name !== "postgres")(
+      "a concurrent writer's uncommitted id: the plain INSERT waits, fails on the unique key, the upsert decides",
+      async () => {
+        const dedup = new SqlDedupStore(sql, options);
+        let reservation: ReturnType<SqlDedupStore["reserve"]> | undefined;
+        await sql.transaction(async (tx) => {
+          await otherWritersLease("w2", dedup.owner, tx);
+          reservation = dedup.reserve(pixel, ["w1", "w2"]);
+          // Committed only once the reservation waits on w2's row.
+          await expect
+            .poll(
+              async () => {
+                const { rows } = await sql.query<{ n: number }>(
+                  `SELECT count(*)::int AS n FROM pg_stat_activity
+                   WHERE wait_event_type = 'Lock' AND query LIKE '%WHERE NOT EXISTS (SELECT 1 FROM dedup_ids%'`,
+                );
+                return rows[0]!.n;
+              },
+              { timeout: 20_000, interval: 10 },
+            )
+            .toBeGreaterThan(0);
+        });
+        const r = await reservation!;
+        expect(r.status).toEqual(["fresh", "inflight"]);
+        expect(r.lease.ids).toEqual(["w1"]);
+        expect((await leased(["w1", "w2"])).map((x) => `${x.event_id}:${x.lease_token}`)).toEqual([
+          `w1:${r.lease.token}`,
+          "w2:other-token",
+        ]);
+      },
+    );
   });
 }
