@@ -6,6 +6,7 @@ import pg from "pg";
 import { MemoryKv } from "../../src/stores/kv/memory.js";
 import type { KvStore } from "../../src/stores/kv/port.js";
 import { RedisKv } from "../../src/stores/kv/redis.js";
+import { readMigrations, SQL_DIR } from "../../src/stores/migrations.js";
 import { PgSqlStore } from "../../src/stores/sql/pg.js";
 import { PgliteSqlStore } from "../../src/stores/sql/pglite.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
@@ -71,6 +72,13 @@ export const sqlAdapters: { name: string; available: boolean; open: () => Promis
   { name: "pglite", available: true, open: openPglite },
   { name: "postgres", available: !!TEST_DATABASE_URL, open: openPostgres },
 ];
+
+/** An adapter's store with every Postgres migration applied (no warehouse: SQL-only suites). */
+export async function openMigrated(adapter: (typeof sqlAdapters)[number]): Promise<Opened<SqlStore>> {
+  const opened = await adapter.open();
+  for (const m of readMigrations(join(SQL_DIR, "postgres"))) await opened.store.exec(m.sql);
+  return opened;
+}
 
 /** chDB in a temp directory (one per test file: the engine allows one directory per process). */
 export async function openChdb(database = uniqueName("pxh")): Promise<Opened<WarehouseStore>> {

@@ -9,12 +9,10 @@
  * And the fold reaches the leased rows through the lease index, never by reading every id of the
  * window, on a table without statistics (embedded Postgres gathers none).
  */
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FOLD_SQL, SqlDedupStore } from "../../src/stores/dedup/sql.js";
-import { readMigrations, SQL_DIR } from "../../src/stores/migrations.js";
 import type { SqlStore } from "../../src/stores/sql/port.js";
-import { sqlAdapters } from "../helpers/stores.js";
+import { openMigrated, sqlAdapters } from "../helpers/stores.js";
 
 for (const adapter of sqlAdapters) {
   describe.skipIf(!adapter.available)(`dedup prune on ${adapter.name}`, () => {
@@ -23,10 +21,7 @@ for (const adapter of sqlAdapters) {
     const options = { windowDays: 30, leaseSeconds: 60, ownerTtlSeconds: 10, exclusive: true, pruneChunk: 3 };
 
     beforeAll(async () => {
-      const opened = await adapter.open();
-      sql = opened.store;
-      close = opened.close;
-      for (const m of readMigrations(join(SQL_DIR, "postgres"))) await sql.exec(m.sql);
+      ({ store: sql, close } = await openMigrated(adapter));
     });
     afterAll(() => close?.());
 

@@ -9,12 +9,10 @@
  *   (Postgres) the same with w2 inserted by a transaction still open: the plain INSERT waits for it,
  *     fails on the unique key once it commits, and the upsert answers w1 fresh, w2 inflight.
  */
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqlDedupStore } from "../../src/stores/dedup/sql.js";
-import { readMigrations, SQL_DIR } from "../../src/stores/migrations.js";
 import type { SqlExecutor, SqlStore } from "../../src/stores/sql/port.js";
-import { sqlAdapters } from "../helpers/stores.js";
+import { openMigrated, sqlAdapters } from "../helpers/stores.js";
 
 for (const adapter of sqlAdapters) {
   describe.skipIf(!adapter.available)(`dedup reservation on ${adapter.name}`, () => {
@@ -24,10 +22,7 @@ for (const adapter of sqlAdapters) {
     const pixel = `px-${Math.random().toString(36).slice(2, 8)}`;
 
     beforeAll(async () => {
-      const opened = await adapter.open();
-      sql = opened.store;
-      close = opened.close;
-      for (const m of readMigrations(join(SQL_DIR, "postgres"))) await sql.exec(m.sql);
+      ({ store: sql, close } = await openMigrated(adapter));
     });
     afterAll(() => close?.());
 
