@@ -1,16 +1,17 @@
 /**
- * The SQL dedup store's reservation (src/stores/dedup/sql.ts): a group of ids none of which is there
- * is inserted plainly; anything else goes through the upsert. Worked example, pixel px:
- *   reserve n1, n2, n3 (all new)                       → fresh ×3, leased by this reservation
- *   reserve n2, m1 (n2 leased and uncommitted, m1 new) → inflight, fresh (the upsert)
- *   commit the first reservation, reserve n1, k1       → duplicate, fresh
- *   reserve r1, r2 with r2 leased by another live writer → the plain INSERT takes nothing, the upsert
- *     runs: r1 fresh, r2 inflight — never a duplicate, never taken twice.
- *   (Postgres) the same with w2 inserted by a transaction still open: the plain INSERT waits for it,
- *     fails on the unique key once it commits, and the upsert answers w1 fresh, w2 inflight.
+ * The SQL dedup store's reservation (src/stores/dedup/sql.ts): the ids not in the table take one plain
+ * INSERT; only the ids already there go through the upsert. Worked example, pixel px:
+ *   reserve n1, n2, n3 (all new)                  → fresh ×3, leased by this reservation; no upsert
+ *   reserve n2, m1 (n2 leased, uncommitted)       → inflight, fresh; the upsert sees n2 alone
+ *   commit the first reservation, reserve n1, k1  → duplicate, fresh; the upsert sees n1 alone
+ *   reserve r1, r2 with r2 leased by another live writer just before the statement
+ *                                                 → fresh, inflight; the upsert sees r2 alone
+ *   (Postgres) w2 inserted by a transaction still open: the plain INSERT waits for it, fails on the
+ *     unique key once it commits, and every id goes through the upsert: w1 fresh, w2 inflight.
+ * Never a duplicate for an id not acknowledged, never an id taken twice.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SqlDedupStore } from "../../src/stores/dedup/sql.js";
+import { INSERT_NEW_SQL, SqlDedupStore } from "../../src/stores/dedup/sql.js";
 import type { SqlExecutor, SqlStore } from "../../src/stores/sql/port.js";
 import { openMigrated, sqlAdapters } from "../helpers/stores.js";
 
@@ -34,6 +35,19 @@ for (const adapter of sqlAdapters) {
         [pixel, id, owner],
       );
 
+    /** The store, with the ids of every upsert it runs recorded. */
+    const recording = (upserts: string[][], before?: (text: string) => Promise<void>) => {
+      const query = (async (text: string, params?: unknown[]) => {
+        await before?.(text);
+        if (text.includes("ON CONFLICT (pixel_id, event_id) DO UPDATE"))
+          upserts.push([...(params![1] as string[])]);
+        return sql.query(text, params as never);
+      }) as SqlStore["query"];
+      return new Proxy(sql, {
+        get: (target, prop) => (prop === "query" ? query : Reflect.get(target, prop)),
+      });
+    };
+
     const leased = async (ids: string[]) => {
       const { rows } = await sql.query<{ event_id: string; lease_token: string | null }>(
         "SELECT event_id, lease_token FROM dedup_ids WHERE pixel_id = $1 AND event_id = ANY($2::text[]) ORDER BY event_id",
@@ -42,8 +56,9 @@ for (const adapter of sqlAdapters) {
       return rows;
     };
 
-    it("new ids are fresh and leased; a mix with a held id goes through the upsert", async () => {
-      const dedup = new SqlDedupStore(sql, options);
+    it("new ids take the plain INSERT; only ids already there go through the upsert", async () => {
+      const upserts: string[][] = [];
+      const dedup = new SqlDedupStore(recording(upserts), options);
       const first = await dedup.reserve(pixel, ["n1", "n2", "n3"]);
       expect(first.status).toEqual(["fresh", "fresh", "fresh"]);
       expect(first.lease.ids).toEqual(["n1", "n2", "n3"]);
@@ -52,36 +67,41 @@ for (const adapter of sqlAdapters) {
         first.lease.token,
         first.lease.token,
       ]);
+      expect(upserts).toEqual([]);
 
       const mixed = await dedup.reserve(pixel, ["n2", "m1"]);
       expect(mixed.status).toEqual(["inflight", "fresh"]);
       expect(mixed.lease.ids).toEqual(["m1"]);
+      expect(upserts).toEqual([["n2"]]);
 
       await dedup.commit(first.lease);
       const again = await dedup.reserve(pixel, ["n1", "k1"]);
       expect(again.status).toEqual(["duplicate", "fresh"]);
+      expect(upserts).toEqual([["n2"], ["n1"]]);
+      expect((await leased(["k1", "m1"])).map((r) => r.lease_token)).toEqual([
+        again.lease.token,
+        mixed.lease.token,
+      ]);
     });
 
-    it("an id another writer holds when the statement runs: nothing is inserted plainly, the upsert decides", async () => {
-      // Another live writer's lease on r2 lands right before this reservation's statement.
+    it("an id another writer takes just before the statement: the upsert decides it", async () => {
+      const upserts: string[][] = [];
       let raced = false;
-      const racingQuery = (async (text: string, params?: unknown[]) => {
-        if (!raced && text.includes("WHERE NOT EXISTS (SELECT 1 FROM dedup_ids")) {
+      const store = new SqlDedupStore(
+        recording(upserts, async (text) => {
+          if (raced || text !== INSERT_NEW_SQL) return;
           raced = true;
           await otherWritersLease("r2", store.owner);
-        }
-        return sql.query(text, params as never);
-      }) as SqlStore["query"];
-      const racing = new Proxy(sql, {
-        get: (target, prop) => (prop === "query" ? racingQuery : Reflect.get(target, prop)),
-      });
-      const store = new SqlDedupStore(racing, options);
+        }),
+        options,
+      );
 
       const r = await store.reserve(pixel, ["r1", "r2"]);
 
       expect(raced).toBe(true);
       expect(r.status).toEqual(["fresh", "inflight"]);
       expect(r.lease.ids).toEqual(["r1"]);
+      expect(upserts).toEqual([["r2"]]);
       expect((await leased(["r1", "r2"])).map((x) => `${x.event_id}:${x.lease_token}`)).toEqual([
         `r1:${r.lease.token}`,
         "r2:other-token",
@@ -91,7 +111,8 @@ for (const adapter of sqlAdapters) {
     it.skipIf(adapter.name !== "postgres")(
       "a concurrent writer's uncommitted id: the plain INSERT waits, fails on the unique key, the upsert decides",
       async () => {
-        const dedup = new SqlDedupStore(sql, options);
+        const upserts: string[][] = [];
+        const dedup = new SqlDedupStore(recording(upserts), options);
         let reservation: ReturnType<SqlDedupStore["reserve"]> | undefined;
         await sql.transaction(async (tx) => {
           await otherWritersLease("w2", dedup.owner, tx);
@@ -102,7 +123,8 @@ for (const adapter of sqlAdapters) {
               async () => {
                 const { rows } = await sql.query<{ n: number }>(
                   `SELECT count(*)::int AS n FROM pg_stat_activity
-                   WHERE wait_event_type = 'Lock' AND query LIKE '%WHERE NOT EXISTS (SELECT 1 FROM dedup_ids%'`,
+                   WHERE wait_event_type = 'Lock' AND query = $1 AND datname = current_database()`,
+                  [INSERT_NEW_SQL],
                 );
                 return rows[0]!.n;
               },
@@ -113,6 +135,7 @@ for (const adapter of sqlAdapters) {
         const r = await reservation!;
         expect(r.status).toEqual(["fresh", "inflight"]);
         expect(r.lease.ids).toEqual(["w1"]);
+        expect(upserts).toEqual([["w1", "w2"]]);
         expect((await leased(["w1", "w2"])).map((x) => `${x.event_id}:${x.lease_token}`)).toEqual([
           `w1:${r.lease.token}`,
           "w2:other-token",
