@@ -27,9 +27,9 @@ export class IdentityFeed {
     pixelId: string,
     groups: readonly (readonly Alias[])[],
   ): { ids: string[]; payload: SightingsPayload | null } {
-    const { ids, known } = this.assigner.assignGroups(pixelId, groups);
-    // Repeat visitors whose aliases are all filed under the id they got add nothing to publish.
-    const news = groups.map((g, i) => (known[i] ? [] : g));
+    const { ids, news } = this.assigner.assignGroups(pixelId, groups);
+    // Only what the graph does not hold yet: a returning customer's order brings its order id, and
+    // a repeat visitor whose aliases are all filed under the id it got brings nothing.
     return { ids, payload: sightingsPayload(pixelId, news, ids) };
   }
 

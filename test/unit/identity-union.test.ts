@@ -222,6 +222,7 @@ describe("IdentityAssigner", () => {
     expect(a.assignGroups("px", [[id("k")], [email("k@x"), id("k")], [id("k"), id("new")]])).toEqual({
       ids: [k, k, k],
       known: [true, true, false],
+      news: [[], [], [id("new")]],
     });
     // k merged into the earlier identity: email:k@x, filed under k, follows it and stays known.
     a.learn("px", [{ aliases: [id("e"), id("k")], assigned: earlier! }], {
@@ -233,12 +234,13 @@ describe("IdentityAssigner", () => {
     expect(a.assignGroups("px", [[email("k@x")], [id("e")]])).toEqual({
       ids: [earlier, earlier],
       known: [true, true],
+      news: [[], []],
     });
     // Per pixel: the same alias elsewhere is news.
     expect(a.assignGroups("other", [[id("k")]]).known).toEqual([false]);
     // Assigned before but never filed: still news.
     const [z] = a.assign("px", [[id("z")]]);
-    expect(a.assignGroups("px", [[id("z")]])).toEqual({ ids: [z], known: [false] });
+    expect(a.assignGroups("px", [[id("z")]])).toEqual({ ids: [z], known: [false], news: [[id("z")]] });
   });
 
   it("every alias of a group remembers the group's id, also an alias that had another id", () => {
@@ -249,6 +251,51 @@ describe("IdentityAssigner", () => {
     // q now goes with p's id (as the worker will merge them), not its own earlier one.
     expect(a.assign("px", [[id("q")]])).toEqual([p]);
     expect(q).not.toBe(p);
+  });
+
+  it("order aliases have a cache of their own: orders never push a customer's aliases out", () => {
+    const a = new IdentityAssigner({ aliases: 4, orders: 2 });
+    const order = (v: string): Alias => ({ type: "order", value: v });
+    const [customer] = a.assign("px", [[order("o-1"), email("c@x")]]);
+    // More orders than either cache holds, of other customers.
+    for (let n = 2; n <= 6; n++) a.assign("px", [[order(`o-${n}`)]]);
+    expect(a.assign("px", [[email("c@x")]])).toEqual([customer]);
+    // The oldest orders are forgotten (a new id; the worker links it when it files the order), the
+    // latest remembered, so a purchase event sent just after its order gets the order's id.
+    expect(a.assign("px", [[order("o-1")]])).not.toEqual([customer]);
+    const [sixth] = a.assign("px", [[order("o-6")]]);
+    expect(a.assign("px", [[id("anon"), order("o-6")]])).toEqual([sixth]);
+  });
+
+  it("news: a group's aliases not yet filed under its id, the group itself when none is", () => {
+    const a = new IdentityAssigner();
+    const order = (v: string): Alias => ({ type: "order", value: v });
+    const [c] = a.assign("px", [[email("c@x"), id("anon")]]);
+    a.learn("px", [{ aliases: [email("c@x"), id("anon")], assigned: c! }], {
+      created: new Map(),
+      merges: new Map(),
+      links: new Map(),
+      roots: [c!],
+    });
+    const [d] = a.assign("px", [[email("d@x")]]);
+    const r = a.assignGroups("px", [
+      // A returning customer's order: only the order id is news.
+      [order("o-1"), email("c@x"), id("anon")],
+      [email("c@x")],
+      [order("o-2"), email("new@x")],
+      // d@x is assigned, not filed: news, and so is the other alias its group joins.
+      [email("d@x"), id("anon-d")],
+      [],
+    ]);
+    expect(r.ids).toEqual([c, c, expect.any(String), d, ""]);
+    expect(r.news).toEqual([
+      [order("o-1")],
+      [],
+      [order("o-2"), email("new@x")],
+      [email("d@x"), id("anon-d")],
+      [],
+    ]);
+    expect(r.known).toEqual([false, true, false, false, true]);
   });
 
   it("two remembered ids in one group: the earlier wins, as the worker will merge them", () => {
