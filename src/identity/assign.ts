@@ -37,12 +37,17 @@ export interface Assignment {
  *
  * One cache entry per alias holds both what was assigned and what was filed, and each alias's key is
  * built once per call: every event and order line goes through here on the main thread, and in an
- * import the cache lookups and their key strings were the largest single cost of that thread. One
- * cache means aliases newly assigned can push out ones the worker filed; a group whose filed entry is
- * gone is only published again (the worker finds nothing new), never given a wrong id.
+ * import the cache lookups and their key strings were the largest single cost of that thread. In
+ * each cache, aliases newly assigned can push out ones the worker filed; a group whose filed entry
+ * is gone is only published again (the worker finds nothing new), never given a wrong id.
  *
- * `order` aliases have a cache of their own. An order id is seen once or twice (the order, its
- * purchase event), so in the one cache each order of an import took a place and pushed the
+ * A sighting carries only its group's aliases not yet filed under the group's id, so `learn` never
+ * sees the others: when the filing merges that id away, their entries keep it and follow the merge
+ * through `merged`; once that entry is forgotten too, their rows store the merged-away id, which its
+ * `canonical` link still resolves in one hop.
+ *
+ * `order` aliases have a cache of their own. An order id is seen a few times at most (the order, its
+ * purchase event, its updates), so in the one cache each order of an import took a place and pushed the
  * customers' email and store aliases out before the customer's next order — which then got a new
  * id, and the worker a `canonical` link to write (55,521 of a 300,000-order import's 641,621 links).
  * Apart, they still meet a purchase event sent shortly before or after its order.
