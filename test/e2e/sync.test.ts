@@ -762,6 +762,49 @@ describe("orders", () => {
     expect(await orderCanonical(px.pixelId, "c-4")).not.toBe(first);
   });
 
+  it("a returning customer's order is announced as its order id alone, and joins the customer's identity", async () => {
+    const px = await newPixel();
+    // A consumer group of its own starts at the oldest message kept: every sighting published so far.
+    const group = `sightings-test-${px.pixelId}`;
+    const sightings = async () => {
+      const out: string[][] = [];
+      for (;;) {
+        const batch = await app.stores.bus.read("identity.observed", group, "t", { count: 1000 });
+        if (batch.length === 0) break;
+        await app.stores.bus.ack(
+          "identity.observed",
+          group,
+          batch.map((m) => m.id),
+        );
+        for (const m of batch) {
+          const payload = m.payload as { pixelId: string; sightings: string[][] };
+          if (payload.pixelId === px.pixelId) out.push(...payload.sightings);
+        }
+      }
+      return out;
+    };
+    const customer = { id: "5560001", email: "back@example.com" };
+    await syncOk(px, "orders", [order("r-1", { customer })]);
+    const [first] = await sightings();
+    const id = await orderCanonical(px.pixelId, "r-1");
+    expect(first).toEqual([id, "order", "r-1", "email", sha256(customer.email), "store", customer.id]);
+    // Filed and learned (syncOk waits for the worker): the customer's aliases are not sent again.
+    await syncOk(px, "orders", [order("r-2", { customer })]);
+    expect(await sightings()).toEqual([[id, "order", "r-2"]]);
+    expect(await orderCanonical(px.pixelId, "r-2")).toBe(id);
+    const links = await wh<{ alias_type: string; alias_value: string; canonical_id: string }>(
+      `SELECT alias_type, alias_value, canonical_id FROM identity_links FINAL
+       WHERE pixel_id = {pixel:String} ORDER BY alias_type, alias_value`,
+      { pixel: px.pixelId },
+    );
+    expect(links).toEqual([
+      { alias_type: "email", alias_value: sha256(customer.email), canonical_id: id },
+      { alias_type: "order", alias_value: "r-1", canonical_id: id },
+      { alias_type: "order", alias_value: "r-2", canonical_id: id },
+      { alias_type: "store", alias_value: customer.id, canonical_id: id },
+    ]);
+  });
+
   it("every stored or changed batch publishes one orders.changed message listing its order ids", async () => {
     const px = await newPixel();
     // A consumer group of its own starts at the oldest message kept: every notice published so far.
