@@ -9,6 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BusMessage } from "../../src/stores/bus/port.js";
 import type { SqlValue } from "../../src/stores/sql/port.js";
 import type { SyncResult } from "../../src/sync/schemas.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
@@ -657,6 +658,21 @@ describe("orders", () => {
     expect(everything).not.toContain("example.com");
   });
 
+  /** What `group` (a consumer group of a test's own) has not read yet of `stream`, acknowledged. */
+  async function unread(stream: string, group: string): Promise<BusMessage[]> {
+    const out: BusMessage[] = [];
+    for (;;) {
+      const batch = await app.stores.bus.read(stream, group, "t", { count: 1000 });
+      if (batch.length === 0) return out;
+      await app.stores.bus.ack(
+        stream,
+        group,
+        batch.map((m) => m.id),
+      );
+      out.push(...batch);
+    }
+  }
+
   /** The canonical id of an order / an event after one `canonical` hop in identity_links. */
   async function resolved(pixelId: string, canonical: string): Promise<string> {
     const [hop] = await wh<{ to: string }>(
@@ -766,23 +782,11 @@ describe("orders", () => {
     const px = await newPixel();
     // A consumer group of its own starts at the oldest message kept: every sighting published so far.
     const group = `sightings-test-${px.pixelId}`;
-    const sightings = async () => {
-      const out: string[][] = [];
-      for (;;) {
-        const batch = await app.stores.bus.read("identity.observed", group, "t", { count: 1000 });
-        if (batch.length === 0) break;
-        await app.stores.bus.ack(
-          "identity.observed",
-          group,
-          batch.map((m) => m.id),
-        );
-        for (const m of batch) {
-          const payload = m.payload as { pixelId: string; sightings: string[][] };
-          if (payload.pixelId === px.pixelId) out.push(...payload.sightings);
-        }
-      }
-      return out;
-    };
+    const sightings = async () =>
+      (await unread("identity.observed", group))
+        .map((m) => m.payload as { pixelId: string; sightings: string[][] })
+        .filter((p) => p.pixelId === px.pixelId)
+        .flatMap((p) => p.sightings);
     const customer = { id: "5560001", email: "back@example.com" };
     await syncOk(px, "orders", [order("r-1", { customer })]);
     const [first] = await sightings();
@@ -811,18 +815,9 @@ describe("orders", () => {
     const group = `sync-test-${px.pixelId}`;
     const seen: { key: string; payload: { pixelId: string; orderIds: string[] } }[] = [];
     const notices = async () => {
-      for (;;) {
-        const batch = await app.stores.bus.read("orders.changed", group, "t", { count: 1000 });
-        if (batch.length === 0) break;
-        await app.stores.bus.ack(
-          "orders.changed",
-          group,
-          batch.map((m) => m.id),
-        );
-        for (const m of batch) {
-          const payload = m.payload as { pixelId: string; orderIds: string[] };
-          if (payload.pixelId === px.pixelId) seen.push({ key: m.key, payload });
-        }
+      for (const m of await unread("orders.changed", group)) {
+        const payload = m.payload as { pixelId: string; orderIds: string[] };
+        if (payload.pixelId === px.pixelId) seen.push({ key: m.key, payload });
       }
       return seen.map((m) => ({ ...m, topic: "orders.changed" }));
     };
