@@ -106,11 +106,21 @@ export class IdentityAssigner {
       }
     });
     const entries = keys.map((ks, i) => ks.map((k, j) => this.cacheOf(groups[i]![j]!).get(k)));
+    // Each remembered id followed through merges once per call: an entry's `filed` is usually its `id`.
+    const followed = new Map<string, string>();
+    const currentOf = (id: string): string => {
+      let to = followed.get(id);
+      if (to === undefined) {
+        to = this.current(pixelId, id);
+        followed.set(id, to);
+      }
+      return to;
+    };
     const idOf = new Map<number, string>();
     entries.forEach((es, i) => {
       for (const e of es) {
         if (e === undefined) continue;
-        const id = this.current(pixelId, e.id);
+        const id = currentOf(e.id);
         const c = find(i);
         const had = idOf.get(c);
         // The earliest known id, as the worker will choose when it merges them.
@@ -132,7 +142,7 @@ export class IdentityAssigner {
       let out: Alias[] | null = null;
       for (let j = 0; j < es.length; j++) {
         const e = es[j];
-        const filed = e?.filed !== undefined && this.current(pixelId, e.filed) === ids[i];
+        const filed = e?.filed !== undefined && currentOf(e.filed) === ids[i];
         if (filed && out === null) out = groups[i]!.slice(0, j);
         else if (!filed && out !== null) out.push(groups[i]![j]!);
       }

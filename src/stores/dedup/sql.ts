@@ -117,7 +117,7 @@ export class SqlDedupStore implements DedupStore {
     let rows: { event_id: string; reclaimed: boolean }[];
     try {
       const seen = await this.insertNew(pixelId, sorted, token);
-      rows = seen.size === sorted.length ? [] : sorted.filter((id) => !seen.has(id)).map(freshRow);
+      rows = sorted.filter((id) => !seen.has(id)).map(freshRow);
       if (seen.size > 0) rows.push(...(await this.upsert(pixelId, [...seen].sort(), token)));
     } catch (err) {
       // A statement may have committed before its answer was lost: the caller releases by token.
